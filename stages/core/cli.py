@@ -1,0 +1,23 @@
+"""Entry-point wrapper: expected failures end in one clear line, not a traceback."""
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+
+from stages.core.dataio import InputError
+from stages.core.llm import LLMError
+from stages.core.models import ModelWeightsError
+from stages.core.params import ParamError
+
+EXPECTED = (ParamError, InputError, LLMError, ModelWeightsError, FileNotFoundError)
+
+
+def run(main: Callable[[], object], name: str) -> None:
+    """Run a stage's main(); known input/config/endpoint errors exit 1 with one message."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        main()
+    except EXPECTED as e:
+        print(f"error in stage {name}: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,42 @@
+"""The embedded llama.cpp OpenAI-compatible server (xllamacpp), in-process.
+
+It listens on a free loopback port and is stopped when the object is closed, so
+stages need no separately managed service. One slot keeps seeded sampling
+deterministic (DESIGN.md §6).
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from stages.core.models import ensure_model
+
+log = logging.getLogger("treerag.llm")
+
+
+class EmbeddedServer:
+    """A running llama.cpp server for one embedded model."""
+
+    def __init__(self, model_name: str, *, n_ctx: int = 8192, threads: int = 0, embedding: bool = False) -> None:
+        import xllamacpp
+
+        path = ensure_model(model_name)
+        n_threads = threads or (os.cpu_count() or 2)
+        p = xllamacpp.CommonParams()
+        p.model.path = str(path)
+        p.n_ctx = n_ctx
+        p.n_parallel = 1
+        p.cpuparams.n_threads = n_threads
+        p.cpuparams_batch.n_threads = n_threads
+        p.hostnames = ["127.0.0.1"]
+        p.port = 0
+        p.embedding = embedding
+        log.info("starting embedded llama.cpp server: %s (n_ctx=%d, threads=%d)", model_name, n_ctx, n_threads)
+        self._server = xllamacpp.Server(p)
+        self.base_url = self._server.listening_address.rstrip("/") + "/v1"
+        log.info("embedded server listening at %s", self.base_url)
+
+    def close(self) -> None:
+        if self._server is not None:
+            del self._server
+            self._server = None

@@ -1,0 +1,257 @@
+"""Multi-query hybrid retrieval with consensus reranking and tree-aware context.
+
+For one question and its planner queries:
+1. dense top `top_k` per query over sentence and paragraph nodes;
+2. cross-query rerank: `frequency` (queries that hit the node, then summed score),
+   `score` (summed similarity) or `combined` (α·minmax(freq) + (1−α)·minmax(score)).
+   Frequency is counted over the raw per-query hits, before any dedup;
+3. node-id dedup, then context expansion: a matched sentence becomes a window of
+   ±`siblings` sentences of its paragraph; a matched paragraph stays whole;
+4. tree dedup: a unit whose ancestor is already in the list is merged into it;
+5. BM25 units (paragraphs, table rows) appended after the dense list or fused
+   with it by reciprocal rank fusion;
+6. `top_k_final` units, then a hard `max_context_tokens` budget that drops the
+   lowest-ranked units first.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from stages.core.tree_view import TreeView, is_ancestor
+
+
+@dataclass
+class RetrieveParams:
+    """The `retrieve:` section of params.yaml."""
+
+    top_k: int = 16
+    rerank: Literal["frequency", "score", "combined"] = "combined"
+    alpha: float = 0.5
+    siblings: int = 1
+    bm25_k: int = 8
+    fusion: Literal["append", "rrf"] = "rrf"
+    rrf_k: int = 60
+    top_k_final: int = 32
+    max_context_tokens: int = 2000
+    chars_per_token: float = 4.0
+    exclude_references: bool = True
+
+    def validate(self) -> None:
+        from stages.core.params import ParamError
+
+        for name in ("top_k", "top_k_final", "max_context_tokens"):
+            if getattr(self, name) < 1:
+                raise ParamError(f"params.yaml: retrieve.{name} must be >= 1")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ParamError(f"params.yaml: retrieve.alpha={self.alpha} must be within [0, 1]")
+        if self.siblings < 0 or self.bm25_k < 0:
+            raise ParamError("params.yaml: retrieve.siblings and retrieve.bm25_k must be >= 0")
+        if self.chars_per_token <= 0:
+            raise ParamError("params.yaml: retrieve.chars_per_token must be > 0")
+
+    def scaled(self, factor: float) -> RetrieveParams:
+        """The same params with depth and budget multiplied (for answer retries)."""
+        return RetrieveParams(**{**self.__dict__,
+                                 "top_k": math.ceil(self.top_k * factor),
+                                 "bm25_k": math.ceil(self.bm25_k * factor),
+                                 "top_k_final": math.ceil(self.top_k_final * factor),
+                                 "max_context_tokens": math.ceil(self.max_context_tokens * factor)})
+
+
+@dataclass
+class Hit:
+    """A node after cross-query aggregation."""
+
+    node_id: str
+    frequency: int = 0
+    score: float = 0.0
+
+
+@dataclass
+class Unit:
+    """One block of context: a paragraph, a sentence window or a table row."""
+
+    key: str  # node id that identifies the unit (paragraph id, or first matched sentence)
+    doc_id: str
+    node_ids: list[str]  # the nodes whose text is sent, in document order
+    text: str
+    score: float
+    frequency: int = 0
+    sources: set[str] = field(default_factory=set)
+    page: int | None = None
+    n_tokens: int = 0
+    media: str | None = None  # attachment type (table|image) of the unit's paragraph
+
+    @property
+    def source(self) -> str:
+        return "both" if len(self.sources) > 1 else next(iter(self.sources), "dense")
+
+
+def count_tokens(text: str, chars_per_token: float) -> int:
+    """Token estimate used for the context budget (no LLM tokenizer needed offline)."""
+    return max(1, math.ceil(len(text) / chars_per_token))
+
+
+def _minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = float(x.min()), float(x.max())
+    return np.ones_like(x) if hi - lo < 1e-12 else (x - lo) / (hi - lo)
+
+
+def rerank(per_query: Sequence[Sequence[tuple[str, float]]], mode: str, alpha: float) -> list[Hit]:
+    """Aggregate per-query hit lists into one ranking (frequency counted before dedup)."""
+    hits: dict[str, Hit] = {}
+    for results in per_query:
+        for node_id, sim in results:
+            h = hits.setdefault(node_id, Hit(node_id))
+            h.frequency += 1
+            h.score += sim
+    items = list(hits.values())
+    if not items:
+        return []
+    if mode == "frequency":
+        items.sort(key=lambda h: (-h.frequency, -h.score, h.node_id))
+    elif mode == "score":
+        items.sort(key=lambda h: (-h.score, h.node_id))
+    else:
+        f = _minmax(np.array([h.frequency for h in items], dtype=float))
+        s = _minmax(np.array([h.score for h in items], dtype=float))
+        combined = alpha * f + (1 - alpha) * s
+        order = sorted(range(len(items)), key=lambda i: (-combined[i], -items[i].score, items[i].node_id))
+        items = [items[i] for i in order]
+    return items
+
+
+def _unit_for(tree: TreeView, node_id: str, siblings: int) -> tuple[str, list[str]]:
+    """(key, node ids) of the context unit around a matched node."""
+    n = tree[node_id]
+    if n.level == "sentence":
+        para = tree.paragraph_of(node_id)
+        if para and tree[para].attachment_type == "table":
+            return node_id, [node_id]  # a table row stands alone (its text carries the header)
+        return node_id, tree.window(node_id, siblings)
+    return node_id, [node_id]
+
+
+def _merge(units: list[Unit], tree: TreeView) -> list[Unit]:
+    """Tree dedup: fold a unit into an earlier/later unit that contains it; merge sibling windows."""
+    out: list[Unit] = []
+    for u in units:
+        merged = False
+        for v in out:
+            if _covers(v, u):
+                # v already holds u (or an ancestor of it): keep v, remember the evidence
+                v.frequency = max(v.frequency, u.frequency)
+                v.sources |= u.sources
+                merged = True
+                break
+            if _covers(u, v):
+                # u is an ancestor of v: v grows into u, keeping v's (better) rank
+                v.key, v.node_ids, v.text, v.page, v.media = u.key, u.node_ids, u.text, u.page, u.media
+                v.frequency = max(v.frequency, u.frequency)
+                v.sources |= u.sources
+                merged = True
+                break
+            if _same_parent_overlap(tree, v.node_ids, u.node_ids):
+                ids = sorted(set(v.node_ids) | set(u.node_ids), key=_sentence_order(tree))
+                v.node_ids, v.text = ids, " ".join(tree[i].text for i in ids)
+                v.frequency = max(v.frequency, u.frequency)
+                v.sources |= u.sources
+                merged = True
+                break
+        if not merged:
+            out.append(u)
+    # a unit grown into an ancestor may now contain later units: one more pass
+    if len(out) < len(units):
+        final: list[Unit] = []
+        for u in out:
+            if not any(_covers(v, u) for v in final):
+                final.append(u)
+        return final
+    return out
+
+
+def _sentence_order(tree: TreeView) -> Callable[[str], int]:
+    def key(nid: str) -> int:
+        parent = tree[nid].parent_id
+        sibs = tree.children.get(parent, []) if parent else []
+        return sibs.index(nid) if nid in sibs else 0
+    return key
+
+
+def _same_parent_overlap(tree: TreeView, a: list[str], b: list[str]) -> bool:
+    """Two sentence windows of one paragraph that overlap or touch."""
+    if not a or not b or tree[a[0]].level != "sentence" or tree[b[0]].level != "sentence":
+        return False
+    pa, pb = tree[a[0]].parent_id, tree[b[0]].parent_id
+    if pa != pb or tree.paragraph_of(a[0]) is None:
+        return False
+    order = _sentence_order(tree)
+    ia, ib = sorted(order(x) for x in a), sorted(order(x) for x in b)
+    return ia[0] <= ib[-1] + 1 and ib[0] <= ia[-1] + 1
+
+
+def _make_unit(tree: TreeView, key: str, ids: list[str], score: float, freq: int, source: str) -> Unit:
+    n = tree[ids[0]]
+    text = " ".join(tree[i].text for i in ids)
+    para = tree.paragraph_of(ids[0])
+    media = tree[para].attachment_type if para else None
+    return Unit(key, n.doc_id, ids, text, score, freq, {source}, n.page, media=media)
+
+
+def build_context(
+    tree: TreeView,
+    dense_per_query: Sequence[Sequence[tuple[str, float]]],
+    keyword_hits: Sequence[tuple[str, float]],
+    p: RetrieveParams,
+) -> list[Unit]:
+    """Rank, expand, dedup and fuse the hits of one question into budgeted context units."""
+    ranked = rerank(dense_per_query, p.rerank, p.alpha)
+    dense_units = []
+    for h in ranked:
+        key, ids = _unit_for(tree, h.node_id, p.siblings)
+        dense_units.append(_make_unit(tree, key, ids, h.score, h.frequency, "dense"))
+    dense_units = _merge(dense_units, tree)
+    kw_units = _merge([_make_unit(tree, nid, [nid], s, 0, "bm25") for nid, s in keyword_hits], tree)
+
+    if p.fusion == "append":
+        units = _merge(dense_units + kw_units, tree)
+    else:
+        fused: dict[int, float] = {}
+        pool = dense_units + kw_units
+        for rank, _ in enumerate(dense_units):
+            fused[rank] = 1.0 / (p.rrf_k + rank + 1)
+        for rank, _ in enumerate(kw_units):
+            fused[len(dense_units) + rank] = 1.0 / (p.rrf_k + rank + 1)
+        # a keyword unit that covers a dense unit (or vice versa) adds its RRF share to it
+        order = sorted(range(len(pool)), key=lambda i: -fused[i])
+        units = []
+        for i in order:
+            pool[i].score = fused[i]
+        merged = _merge([pool[i] for i in order], tree)
+        for u in merged:
+            u.score = sum(fused[i] for i in range(len(pool)) if _covers(u, pool[i]))
+        units = sorted(merged, key=lambda u: -u.score)
+
+    units = units[: p.top_k_final]
+    out, used = [], 0
+    for u in units:
+        u.n_tokens = count_tokens(u.text, p.chars_per_token)
+        if used + u.n_tokens > p.max_context_tokens:
+            if not out:  # the best unit alone is too long: cut it to the budget
+                u.text = u.text[: int(p.max_context_tokens * p.chars_per_token)]
+                u.n_tokens = count_tokens(u.text, p.chars_per_token)
+                out.append(u)
+            break
+        out.append(u)
+        used += u.n_tokens
+    return out
+
+
+def _covers(u: Unit, v: Unit) -> bool:
+    """True when unit `u` holds all of `v`'s nodes (same node or an ancestor)."""
+    return all(any(a == b or is_ancestor(a, b) for a in u.node_ids) for b in v.node_ids)

@@ -1,0 +1,50 @@
+"""Glue for one question: embed its queries, search dense and BM25, build the context."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from stages.core.embedder import Embedder, EmbeddingCache, embed_texts
+from stages.core.index import Index
+from stages.core.retrieval import RetrieveParams, Unit, build_context
+from stages.core.tree_view import TreeView
+
+CONTEXT_SCHEMA = {
+    "question_id": pl.String, "attempt": pl.Int32, "rank": pl.Int32, "node_id": pl.String, "doc_id": pl.String,
+    "score": pl.Float64, "frequency": pl.Int32, "source": pl.String, "page": pl.Int64, "n_tokens": pl.Int32,
+    "media": pl.String, "text": pl.String,
+}
+
+
+class Retriever:
+    """Everything retrieval needs, loaded once."""
+
+    def __init__(self, index_dir: Path, nodes: pl.DataFrame, embedder: Embedder, cache: EmbeddingCache) -> None:
+        self.index = Index(index_dir)
+        if self.index.info["dim"] != embedder.dim or self.index.info["model"] != embedder.name:
+            raise ValueError(
+                f"{index_dir}: index built with {self.index.info['model']} ({self.index.info['dim']}-d) but the query "
+                f"embedder is {embedder.name} ({embedder.dim}-d); rebuild with `dvc repro index`"
+            )
+        self.tree = TreeView(nodes)
+        self.embedder = embedder
+        self.cache = cache
+
+    def retrieve(self, queries: list[str], p: RetrieveParams) -> list[Unit]:
+        """Context units for one question's queries (query 0 is the question)."""
+        vecs, _ = embed_texts(queries, self.embedder, self.cache, progress=False)
+        incl = not p.exclude_references
+        dense = [self.index.dense(v, p.top_k, include_excluded=incl) for v in vecs]
+        keyword = self.index.keyword(" ".join(queries), p.bm25_k, include_excluded=incl) if p.bm25_k else []
+        return build_context(self.tree, dense, keyword, p)
+
+
+def context_rows(question_id: str, attempt: int, units: list[Unit]) -> list[dict[str, object]]:
+    """Rows of retrieve/contexts.parquet for one question and attempt."""
+    return [
+        {"question_id": question_id, "attempt": attempt, "rank": r, "node_id": u.key, "doc_id": u.doc_id,
+         "score": u.score, "frequency": u.frequency, "source": u.source, "page": u.page, "n_tokens": u.n_tokens,
+         "media": u.media, "text": u.text}
+        for r, u in enumerate(units)
+    ]

@@ -1,0 +1,41 @@
+"""embed: vectors for every tree node (leaves embedded, parents aggregated)."""
+from __future__ import annotations
+
+import logging
+import time
+
+from stages.core.cli import run
+from stages.core.artifacts import read_parquet, write_json, write_parquet
+from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.params import load_params, section
+from stages.core.vectors import embed_tree
+
+NODES = "artifacts/tree/nodes.parquet"
+OUT = "artifacts/embed/vectors.parquet"
+METRICS = "metrics/embed.json"
+
+
+def main() -> None:
+    params = load_params()
+    p = section(EmbedParams, "embed", params)
+    nodes = read_parquet(NODES, "build_tree")
+    t0 = time.perf_counter()
+    embedder = make_embedder(p, params.get("llm", {}).get("api_key_env", "OPENAI_API_KEY"))
+    cache = EmbeddingCache()
+    try:
+        res = embed_tree(nodes, embedder, cache, p)
+    finally:
+        cache.close()
+    seconds = round(time.perf_counter() - t0, 2)
+    write_parquet(res.vectors, OUT, metadata={"treerag.model": res.model, "treerag.dim": str(res.dim)})
+    write_json(
+        {"model": res.model, "dim": res.dim, "nodes": res.vectors.height, "texts": res.n_texts,
+         "embedded_new": res.n_embedded, "cache_hits": res.n_texts - res.n_embedded, "seconds": seconds},
+        METRICS,
+    )
+    logging.info("embed: %d nodes, %d texts (%d new, %d cached) in %.1fs", res.vectors.height, res.n_texts,
+                 res.n_embedded, res.n_texts - res.n_embedded, seconds)
+
+
+if __name__ == "__main__":
+    run(main, "embed")

@@ -1,0 +1,34 @@
+"""index: the LanceDB vector table and the BM25 keyword units."""
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from stages.core.cli import run
+from stages.core.artifacts import parquet_metadata, read_parquet
+from stages.core.dataio import read_metadata
+from stages.core.index import IndexParams, build_index
+from stages.core.params import load_params, section
+
+VECTORS = "artifacts/embed/vectors.parquet"
+OUT = Path("artifacts/index")
+
+
+def main() -> None:
+    params = load_params()
+    p = section(IndexParams, "index", params)
+    vectors = read_parquet(VECTORS, "embed")
+    nodes = read_parquet("artifacts/tree/nodes.parquet", "build_tree")
+    metadata = read_metadata(params["data"]["metadata"])
+    model = parquet_metadata(VECTORS).get("treerag.model", "unknown")
+    tmp = OUT.with_name(OUT.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    info = build_index(nodes, vectors, metadata, tmp, p, model)
+    shutil.rmtree(OUT, ignore_errors=True)
+    tmp.rename(OUT)
+    logging.info("index: %s", info)
+
+
+if __name__ == "__main__":
+    run(main, "index")

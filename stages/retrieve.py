@@ -1,0 +1,60 @@
+"""retrieve: per question, the ranked and budgeted context (plus wider contexts for retries)."""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import polars as pl
+from tqdm import tqdm
+
+from stages.core.answering import AnswerParams
+from stages.core.cli import run
+from stages.core.artifacts import read_parquet, write_json, write_parquet
+from stages.core.dataio import has_answers, read_questions
+from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.params import load_params, section
+from stages.core.retrieval import RetrieveParams
+from stages.core.retrieval_metrics import retrieval_metrics
+from stages.core.retriever import CONTEXT_SCHEMA, Retriever, context_rows
+
+OUT = "artifacts/retrieve/contexts.parquet"
+OUT_RETRY = "artifacts/retrieve/retry_contexts.parquet"
+METRICS = "metrics/retrieval.json"
+
+
+def main() -> None:
+    params = load_params()
+    p = section(RetrieveParams, "retrieve", params)
+    ap = section(AnswerParams, "answer", params)
+    questions = read_questions(params["data"]["questions"])
+    queries = read_parquet("artifacts/plan/queries.parquet", "plan").sort("question_id", "query_index")
+    by_q = {qid: g["query"].to_list() for (qid,), g in queries.group_by("question_id")}
+    cache = EmbeddingCache()
+    retriever = Retriever(Path("artifacts/index"), read_parquet("artifacts/tree/nodes.parquet", "build_tree"),
+                          make_embedder(section(EmbedParams, "embed", params)), cache)
+    rows, retry_rows = [], []
+    t0 = time.perf_counter()
+    for q in tqdm(questions.iter_rows(named=True), total=questions.height, desc="retrieve", unit="q"):
+        qs = by_q.get(q["id"]) or [q["question"]]
+        rows += context_rows(q["id"], 0, retriever.retrieve(qs, p))
+        for attempt in range(1, ap.max_retries + 1):
+            units = retriever.retrieve(qs, p.scaled(ap.retry_k_factor**attempt))
+            retry_rows += context_rows(q["id"], attempt, units)
+    ms = 1000 * (time.perf_counter() - t0) / max(1, questions.height * (1 + ap.max_retries))
+    cache.close()
+    contexts = pl.DataFrame(rows, schema=CONTEXT_SCHEMA)
+    write_parquet(contexts, OUT)
+    write_parquet(pl.DataFrame(retry_rows, schema=CONTEXT_SCHEMA), OUT_RETRY)
+    metrics: dict[str, object] = {"questions": questions.height, "ms_per_retrieval": round(ms, 1),
+                                  "mean_context_tokens": round(float(contexts.group_by("question_id")
+                                                                      .agg(pl.col("n_tokens").sum())["n_tokens"]
+                                                                      .mean() or 0), 1)}
+    if has_answers(questions):
+        metrics = {**metrics, **retrieval_metrics(questions, contexts)}
+    write_json(metrics, METRICS)
+    logging.info("retrieve: %s", metrics)
+
+
+if __name__ == "__main__":
+    run(main, "retrieve")

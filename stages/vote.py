@@ -1,0 +1,50 @@
+"""vote: the ensemble members (and any extra submissions) voted into the Kaggle CSV."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import polars as pl
+
+from stages.core.answering import EnsembleParams
+from stages.core.cli import run
+from stages.core.artifacts import read_parquet, write_csv
+from stages.core.dataio import read_metadata, read_questions
+from stages.core.params import load_params, section
+from stages.core.submission import build_submission
+from stages.core.types import Answer
+from stages.core.voting import VoteParams, read_submission_answers, vote_all
+
+ANSWERS = Path("artifacts/answers")
+OUT = "submissions/submission.csv"
+
+
+def read_member(path: Path) -> dict[str, Answer]:
+    """One ensemble member's answers (artifacts/answers/run_<i>.parquet)."""
+    df = read_parquet(path, "answer")
+    return {
+        r["question_id"]: Answer(r["question_id"], r["answer"], r["answer_value"], r["answer_unit"],
+                                 list(r["ref_id"] or []), r["explanation"], r["supporting_materials"])
+        for r in df.iter_rows(named=True)
+    }
+
+
+def main() -> None:
+    params = load_params()
+    vp = section(VoteParams, "vote", params)
+    ens = section(EnsembleParams, "ensemble", params)
+    questions = read_questions(params["data"]["questions"])
+    members = [read_member(ANSWERS / f"run_{i}.parquet") for i in range(ens.n)]  # exactly the members params name
+    members += [read_submission_answers(p) for p in vp.extra_submissions]
+    voted = vote_all(members, questions["id"].to_list(), vp)
+    meta = read_metadata(params["data"]["metadata"])
+    urls = dict(zip(meta["id"].to_list(), meta["url"].to_list()))
+    sub = build_submission(questions, voted, urls)
+    write_csv(sub, OUT)
+    blanks = int((sub["answer_value"] == "is_blank").sum())
+    logging.info("vote: %d members + %d extra submissions, strategy %s -> %s (%d answered, %d blank)",
+                 ens.n, len(vp.extra_submissions), vp.strategy, OUT, sub.height - blanks, blanks)
+
+
+if __name__ == "__main__":
+    run(main, "vote")

@@ -1,0 +1,82 @@
+"""Prompt shape, defensive parsing and retry-on-abstention of the answerer."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from stages.core.answering import (
+    AnswerParams,
+    ContextBlock,
+    answer_question,
+    build_messages,
+    parse_reply,
+    response_format,
+)
+from stages.core.llm import Completion
+
+BLOCKS = [ContextBlock("patterson2021", "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e."),
+          ContextBlock("chen2024", "| Model | Size |\n| LLaMA-33B | 64.7 GB |", media="table")]
+
+
+@dataclass
+class ScriptedLLM:
+    """Replies from a script, recording what it was asked (a unit-test stand-in)."""
+
+    replies: list[str]
+    calls: list[dict] = field(default_factory=list)
+
+    def complete(self, messages, *, temperature, seed, max_tokens, response_format=None):
+        self.calls.append({"messages": messages, "seed": seed, "response_format": response_format})
+        text = self.replies[min(len(self.calls), len(self.replies)) - 1]
+        return Completion(text=text, prompt_tokens=10, completion_tokens=5,
+                          finish_reason="length" if text.endswith("TRUNC") else "stop")
+
+
+def test_context_comes_before_the_question_and_media_is_separate():
+    msgs = build_messages("What were the net CO2e emissions?", "tCO2e", BLOCKS, context_first=True)
+    body = msgs[-1]["content"]
+    assert body.index("[ref_id=patterson2021]") < body.index("Referenced media:") < body.index("Question:")
+    assert "[ref_id=chen2024] (table)" in body
+    flipped = build_messages("Q?", "tCO2e", BLOCKS, context_first=False)[-1]["content"]
+    assert flipped.index("Question:") < flipped.index("Context:")
+
+
+def test_schema_restricts_ref_ids_to_context_docs():
+    fmt = response_format(["patterson2021", "chen2024", "patterson2021"])
+    items = fmt["json_schema"]["schema"]["properties"]["ref_id"]["items"]
+    assert items["enum"] == ["chen2024", "patterson2021"]
+
+
+def test_parse_reply_is_defensive():
+    assert parse_reply('```json\n{"answer_value": "4.3"}\n```') == {"answer_value": "4.3"}
+    assert parse_reply('Sure! {"answer_value": "4.3", "ref_id": []} hope this helps') == {"answer_value": "4.3", "ref_id": []}
+    assert parse_reply("") is None
+    assert parse_reply('{"answer_value": "4.') is None
+    assert parse_reply("[1, 2]") is None
+
+
+def test_answer_is_normalised_and_foreign_refs_dropped():
+    llm = ScriptedLLM(['{"explanation": "produced 4.3 net tCO2e", "answer": "4.3 tCO2e", '
+                       '"answer_value": "4.3 tCO2e", "ref_id": ["patterson2021", "made_up_2020"]}'])
+    out = answer_question(llm, "q009", "Net CO2e of GShard?", "tCO2e", [BLOCKS], AnswerParams(), 7, {"patterson2021"})
+    assert out.answer.answer_value == "4.3"
+    assert out.answer.ref_id == ["patterson2021"]
+    assert out.attempts == 1 and llm.calls[0]["seed"] == 7
+    assert "4.3" in out.answer.supporting_materials
+
+
+def test_abstention_malformed_and_truncated_replies_are_retried_with_wider_context():
+    wide = BLOCKS + [ContextBlock("dodge2022", "The answer is 42 kWh.")]
+    llm = ScriptedLLM(['{"answer": "is_blank", "answer_value": "is_blank", "ref_id": [], "explanation": "is_blank"}',
+                       '{"answer_value": "42", "ref_id": ["dodge2022"] TRUNC',
+                       '{"explanation": "42 kWh", "answer": "42 kWh", "answer_value": "42", "ref_id": ["dodge2022"]}'])
+    out = answer_question(llm, "q1", "How much?", "kWh", [BLOCKS, wide, wide], AnswerParams(max_retries=2), 0, set())
+    assert out.attempts == 3
+    assert out.answer.answer_value == "42" and out.answer.ref_id == ["dodge2022"]
+    assert "dodge2022" not in llm.calls[0]["messages"][-1]["content"]
+    assert "dodge2022" in llm.calls[1]["messages"][-1]["content"]
+
+
+def test_all_attempts_blank_gives_blank_answer_without_crashing():
+    llm = ScriptedLLM(["", "not json at all"])
+    out = answer_question(llm, "q1", "How much?", "kWh", [BLOCKS, BLOCKS], AnswerParams(max_retries=1), 0, set())
+    assert out.answer.is_blank and out.attempts == 2 and out.answer.ref_id == []

@@ -1,0 +1,48 @@
+"""params.yaml validation: every wrong key or value is one clear error naming it."""
+from __future__ import annotations
+
+import pytest
+
+from stages.core.answering import AnswerParams, EnsembleParams
+from stages.core.embedder import EmbedParams
+from stages.core.llm import LLMParams
+from stages.core.params import ParamError, load_params, section
+from stages.core.planner import PlanParams
+from stages.core.retrieval import RetrieveParams
+from stages.core.voting import VoteParams
+
+
+def test_repository_params_yaml_parses_into_every_section():
+    params = load_params("params.yaml")
+    assert section(LLMParams, "llm", params).model == "qwen2.5-coder-1.5b"
+    assert section(RetrieveParams, "retrieve", params).max_context_tokens == 2000
+    assert section(EnsembleParams, "ensemble", params).n >= 1
+    section(AnswerParams, "answer", params)
+    section(PlanParams, "plan", params)
+    section(EmbedParams, "embed", params)
+    section(VoteParams, "vote", params)
+
+
+def test_unknown_vote_strategy_names_the_parameter():
+    with pytest.raises(ParamError) as e:
+        section(VoteParams, "vote", {"vote": {"strategy": "majority"}})
+    msg = str(e.value)
+    assert "vote.strategy='majority'" in msg and "answer_priority" in msg
+
+
+def test_unknown_key_and_wrong_type_are_named():
+    with pytest.raises(ParamError, match=r"retrieve\.topk"):
+        section(RetrieveParams, "retrieve", {"retrieve": {"topk": 3}})
+    with pytest.raises(ParamError, match=r"retrieve\.top_k must be an integer"):
+        section(RetrieveParams, "retrieve", {"retrieve": {"top_k": "many"}})
+    with pytest.raises(ParamError, match=r"retrieve\.alpha"):
+        section(RetrieveParams, "retrieve", {"retrieve": {"alpha": 2.0}})
+    with pytest.raises(ParamError, match=r"ensemble\.n"):
+        section(EnsembleParams, "ensemble", {"ensemble": {"n": 0}})
+
+
+def test_bad_base_url_and_unknown_embedded_model():
+    with pytest.raises(ParamError, match=r"llm\.base_url"):
+        section(LLMParams, "llm", {"llm": {"base_url": "localhost:8000"}})
+    with pytest.raises(ParamError, match=r"embed\.model"):
+        section(EmbedParams, "embed", {"embed": {"model": "bge-large"}})
