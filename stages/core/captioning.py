@@ -1,0 +1,130 @@
+"""Give image nodes searchable text.
+
+With a vision endpoint (OpenAI-compatible, image sent as a data URL) a model describes
+the data values, axes and units. Offline (the default) the document's own caption next
+to the image ("Figure 3: ...") is used, so images are still found by keyword search.
+Placeholders without pixel data (the WattBot JSON) are skipped and counted.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import polars as pl
+from tqdm import tqdm
+
+DEFAULT_PROMPT = (
+    "Describe this image from a technical document. Focus on: 1. Data values and numerical "
+    "information 2. Axis labels and units for charts 3. Key visual elements and their relationships "
+    "Keep the description concise (2-3 sentences)."
+)
+
+CAPTION_SCHEMA = {"image_id": pl.Utf8, "doc_id": pl.Utf8, "page": pl.Int64, "caption": pl.Utf8,
+                  "caption_source": pl.Utf8}
+
+
+@dataclass
+class VisionParams:
+    """params.yaml `vision` section: empty base_url = offline (document captions only)."""
+
+    base_url: str = ""
+    model: str = ""
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url.strip())
+
+    def validate(self) -> None:
+        from .params import ParamError
+
+        if self.enabled and not self.model.strip():
+            raise ParamError("params.yaml: vision.model must be set when vision.base_url is set")
+
+
+@dataclass
+class CaptionParams:
+    """params.yaml `caption` section."""
+
+    max_tokens: int = 200
+    prompt: str = DEFAULT_PROMPT
+    timeout_s: float = 120.0  # per vision request
+    max_retries: int = 2  # openai client retries on 429/5xx/timeouts
+    temperature: float = 0.0
+
+    def validate(self) -> None:
+        from .params import ParamError
+
+        if self.max_tokens < 1:
+            raise ParamError("params.yaml: caption.max_tokens must be >= 1")
+        if not self.prompt.strip():
+            raise ParamError("params.yaml: caption.prompt must not be empty")
+
+
+Describer = Callable[[bytes], str]
+
+
+def openai_describer(vision: VisionParams, params: CaptionParams, api_key: str) -> Describer:
+    """A function PNG bytes -> description, calling the vision endpoint with the `openai` client."""
+    from openai import OpenAI
+
+    client = OpenAI(base_url=vision.base_url, api_key=api_key or "none", timeout=params.timeout_s,
+                    max_retries=params.max_retries)
+
+    def describe(png: bytes) -> str:
+        url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        resp = client.chat.completions.create(
+            model=vision.model,
+            messages=[{"role": "user", "content": [
+                {"type": "text", "text": params.prompt},
+                {"type": "image_url", "image_url": {"url": url}},
+            ]}],
+            max_tokens=params.max_tokens,
+            temperature=params.temperature,
+        )
+        return (resp.choices[0].message.content or "").strip()
+
+    return describe
+
+
+def api_key_from_env(env_name: str) -> str:
+    """The key from the environment variable named in params (never the key in params)."""
+    return os.environ.get(env_name or "", "") or "none"
+
+
+def caption_images(images: pl.DataFrame, describe: Describer | None,
+                   progress: bool = True) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """One caption row per image, plus counts by source.
+
+    Vision first when configured (the document caption, if any, is kept in front of the
+    description); if the call fails for one image, the document caption is used and a
+    warning names the image.
+    """
+    rows = []
+    stats = {"images_total": images.height, "vision": 0, "document_caption": 0, "none": 0,
+             "placeholder_skipped": 0, "vision_errors": 0}
+    for r in tqdm(images.iter_rows(named=True), total=images.height, desc="caption", unit="img",
+                  disable=not progress, file=sys.stderr):
+        caption, source = None, "none"
+        if not r["has_pixels"] or not r["path"]:
+            stats["placeholder_skipped"] += 1
+        else:
+            if describe is not None:
+                try:
+                    text = describe(Path(r["path"]).read_bytes())
+                    if text:  # keep the document's own caption in front: both are searchable
+                        doc_cap = (r["nearby_caption"] or "").strip()
+                        caption, source = (f"{doc_cap}\n{text}" if doc_cap else text), "vision"
+                except Exception as e:  # noqa: BLE001 - one failed image falls back, others go on
+                    stats["vision_errors"] += 1
+                    sys.stderr.write(f"WARNING caption: vision failed for {r['image_id']} ({r['path']}): "
+                                     f"{type(e).__name__}: {e}; using the document caption\n")
+            if source == "none" and (r["nearby_caption"] or "").strip():
+                caption, source = r["nearby_caption"].strip(), "document_caption"
+        stats[source] += 1
+        rows.append({"image_id": r["image_id"], "doc_id": r["doc_id"], "page": r["page"],
+                     "caption": caption, "caption_source": source})
+    return pl.DataFrame(rows, schema=CAPTION_SCHEMA), stats

@@ -1,0 +1,32 @@
+"""DVC stage extract: corpus files (PDF, WattBot JSON, md, txt) -> documents, blocks, images."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from stages.core.cli import run
+from stages.core.artifacts import write_parquet
+from stages.core.corpus_loaders import ExtractParams, extract_corpus, to_frames
+from stages.core.params import load_params, section
+
+OUT = Path("artifacts/extract")
+
+
+def main() -> None:
+    params = load_params()
+    data = params.get("data") or {}
+    cfg = section(ExtractParams, "extract", params)
+    images_dir = OUT / "images"
+    shutil.rmtree(images_dir, ignore_errors=True)  # no stale PNGs from an earlier run
+    images_dir.mkdir(parents=True, exist_ok=True)
+    result = extract_corpus(data.get("corpus_dir", ""), cfg, images_dir, data.get("metadata") or None)
+    documents, blocks, images = to_frames(result)
+    write_parquet(blocks, OUT / "blocks.parquet")
+    write_parquet(images, OUT / "images.parquet")
+    write_parquet(documents, OUT / "documents.parquet")
+    ok = documents.filter(documents["status"] == "ok").height
+    print(f"extract: {ok}/{documents.height} documents, {blocks.height} blocks, {images.height} images")
+
+
+if __name__ == "__main__":
+    run(main, "extract")
