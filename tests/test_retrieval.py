@@ -84,3 +84,15 @@ def test_top_k_final_caps_units():
     dense = [[("d:sec1:p3:s1", 0.9), ("d:sec1:p2", 0.8), ("d:sec1:p1", 0.7)]]
     units = build_context(tree, dense, [], RetrieveParams(siblings=0, bm25_k=0, top_k_final=2, fusion="append"))
     assert len(units) == 2
+
+
+def test_retry_context_keeps_previous_units_first_and_adds_new_ones():
+    from stages.core.retrieval import extend_context
+
+    tree = make_tree()
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000)
+    first = build_context(tree, [[("d:sec1:p3:s1", 0.9)]], [], p)
+    wider = build_context(tree, [[("d:sec1:p2", 0.95), ("d:sec1:p3:s1", 0.9), ("d:sec1:p1:s1", 0.5)]], [], p)
+    ext = extend_context(first, wider, p)
+    assert [u.key for u in ext] == ["d:sec1:p3:s1", "d:sec1:p2", "d:sec1:p1:s1"]
+    assert ext[0] is first[0]

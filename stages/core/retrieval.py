@@ -255,3 +255,27 @@ def build_context(
 def _covers(u: Unit, v: Unit) -> bool:
     """True when unit `u` holds all of `v`'s nodes (same node or an ancestor)."""
     return all(any(a == b or is_ancestor(a, b) for a in u.node_ids) for b in v.node_ids)
+
+
+def extend_context(prev: list[Unit], wider: list[Unit], p: RetrieveParams) -> list[Unit]:
+    """A retry context: the previous context unchanged, then new units from a wider retrieval.
+
+    Keeping the previous units first (and in order) lets the server reuse its cached
+    prompt prefix, so a retry pays only for the added text.
+    """
+    out = list(prev)
+    used = sum(u.n_tokens for u in out)
+    seen = [nid for u in out for nid in u.node_ids]
+    for u in wider:
+        if len(out) >= p.top_k_final:
+            break
+        if any(a == b or is_ancestor(a, b) or is_ancestor(b, a) for a in u.node_ids for b in seen):
+            continue
+        n = count_tokens(u.text, p.chars_per_token)
+        if used + n > p.max_context_tokens:
+            continue  # a smaller, lower-ranked unit may still fit
+        u.n_tokens = n
+        out.append(u)
+        used += n
+        seen += u.node_ids
+    return out

@@ -1,0 +1,48 @@
+"""Bad input to a stage ends in one clear line naming what is wrong (no traceback)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_stage(tmp: Path, stage: str, params_patch: dict, questions: str) -> subprocess.CompletedProcess:
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for section, values in params_patch.items():
+        params[section].update(values)
+    (tmp / "q.csv").write_text(questions)
+    params["data"]["questions"] = str(tmp / "q.csv")
+    params["data"]["metadata"] = str(ROOT / "data/wattbot/metadata.csv")
+    (tmp / "params.yaml").write_text(yaml.safe_dump(params))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TREERAG_CACHE_DIR": str(tmp / "cache")}
+    return subprocess.run([sys.executable, "-m", f"stages.{stage}"], cwd=tmp, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def assert_one_clear_error(r: subprocess.CompletedProcess, *needles: str) -> None:
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    for n in needles:
+        assert n in last, last
+
+
+def test_questions_csv_missing_column(tmp_path):
+    r = run_stage(tmp_path, "plan", {"plan": {"n_queries": 1}}, "id,text\nq1,What?\n")
+    assert_one_clear_error(r, "q.csv", "missing required column(s) question")
+
+
+def test_unknown_vote_strategy(tmp_path):
+    r = run_stage(tmp_path, "vote", {"vote": {"strategy": "plurality"}}, "id,question\nq1,What?\n")
+    assert_one_clear_error(r, "vote.strategy='plurality'", "answer_priority")
+
+
+def test_unreachable_llm_base_url(tmp_path):
+    r = run_stage(tmp_path, "plan", {"plan": {"n_queries": 3}, "llm": {"base_url": "http://127.0.0.1:9/v1"}},
+                  "id,question\nq1,What?\n")
+    assert_one_clear_error(r, "llm.base_url='http://127.0.0.1:9/v1' is unreachable")
