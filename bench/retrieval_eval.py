@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -90,7 +89,7 @@ def main() -> None:
     results: dict[str, dict[int, dict[str, float]]] = {"treerag": {}, "flat512": {}, "bm25win": {}}
     for budget in BUDGETS:
         ours, fl, bw = [], [], []
-        p = replace(rp, max_context_tokens=budget, top_k_final=max(rp.top_k_final, budget // 60))
+        p = rp.scaled(budget / rp.max_context_tokens)  # depth and budget grow together, as in answer retries
         for qv, r in zip(q_vecs, labels.iter_rows(named=True)):
             qid = r["id"]
             units = retriever.retrieve(queries[qid], p)

@@ -14,9 +14,9 @@ from stages.core.artifacts import read_parquet, write_json, write_parquet
 from stages.core.dataio import has_answers, read_questions
 from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.params import load_params, section
-from stages.core.retrieval import RetrieveParams, extend_context
+from stages.core.retrieval import RetrieveParams
 from stages.core.retrieval_metrics import retrieval_metrics
-from stages.core.retriever import CONTEXT_SCHEMA, Retriever, context_rows
+from stages.core.retriever import CONTEXT_SCHEMA, Retriever, context_rows, retrieve_attempts
 
 OUT = "artifacts/retrieve/contexts.parquet"
 OUT_RETRY = "artifacts/retrieve/retry_contexts.parquet"
@@ -37,11 +37,9 @@ def main() -> None:
     t0 = time.perf_counter()
     for q in tqdm(questions.iter_rows(named=True), total=questions.height, desc="retrieve", unit="q"):
         qs = by_q.get(q["id"]) or [q["question"]]
-        units = retriever.retrieve(qs, p)
-        rows += context_rows(q["id"], 0, units)
-        for attempt in range(1, ap.max_retries + 1):
-            wide = p.scaled(ap.retry_k_factor**attempt)
-            units = extend_context(units, retriever.retrieve(qs, wide), wide)
+        attempts = retrieve_attempts(retriever, qs, p, ap.max_retries, ap.retry_k_factor)
+        rows += context_rows(q["id"], 0, attempts[0])
+        for attempt, units in enumerate(attempts[1:], start=1):
             retry_rows += context_rows(q["id"], attempt, units)
     ms = 1000 * (time.perf_counter() - t0) / max(1, questions.height * (1 + ap.max_retries))
     cache.close()

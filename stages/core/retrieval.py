@@ -36,6 +36,7 @@ class RetrieveParams:
     bm25_k: int = 8
     fusion: Literal["append", "rrf"] = "rrf"
     rrf_k: int = 60
+    bm25_weight: float = 1.0  # rrf: weight of the BM25 list relative to the dense list
     top_k_final: int = 32
     max_context_tokens: int = 2000
     chars_per_token: float = 4.0
@@ -226,7 +227,7 @@ def build_context(
         for rank, _ in enumerate(dense_units):
             fused[rank] = 1.0 / (p.rrf_k + rank + 1)
         for rank, _ in enumerate(kw_units):
-            fused[len(dense_units) + rank] = 1.0 / (p.rrf_k + rank + 1)
+            fused[len(dense_units) + rank] = p.bm25_weight / (p.rrf_k + rank + 1)
         # a keyword unit that covers a dense unit (or vice versa) adds its RRF share to it
         order = sorted(range(len(pool)), key=lambda i: -fused[i])
         units = []

@@ -18,9 +18,15 @@ from stages.core.scoring import is_blank, parse_number, parse_ref_ids
 QUOTE_COVERAGE = 0.6
 
 
-def number_variants(x: float) -> list[str]:
-    """Spellings of a number as documents print it: 1287, 1,287, 1287.0, 4.30 ..."""
+def number_variants(x: float, scaled: bool = True) -> list[str]:
+    """Spellings of a number as documents print it: 1287, 1,287, 1287.0, and for large
+    values the same in thousands/millions/billions (5439000 -> 5.439, as in "5.439 million")."""
     out = set()
+    if scaled and abs(x) >= 1000:
+        for div in (1e3, 1e6, 1e9):
+            s = format(x / div, ".15g")
+            if abs(x / div) >= 1 and len(s) >= 3:  # "2" alone would match anything
+                out |= set(number_variants(x / div, scaled=False))
     if float(x).is_integer():
         i = int(x)
         out |= {str(i), f"{i:,}", f"{i}.0"}

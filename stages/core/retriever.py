@@ -7,7 +7,7 @@ import polars as pl
 
 from stages.core.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index import Index
-from stages.core.retrieval import RetrieveParams, Unit, build_context
+from stages.core.retrieval import RetrieveParams, Unit, build_context, extend_context
 from stages.core.tree_view import TreeView
 
 CONTEXT_SCHEMA = {
@@ -38,6 +38,19 @@ class Retriever:
         dense = [self.index.dense(v, p.top_k, include_excluded=incl) for v in vecs]
         keyword = self.index.keyword(" ".join(queries), p.bm25_k, include_excluded=incl) if p.bm25_k else []
         return build_context(self.tree, dense, keyword, p)
+
+
+def retrieve_attempts(retriever: Retriever, queries: list[str], p: RetrieveParams, max_retries: int,
+                      retry_k_factor: float) -> list[list[Unit]]:
+    """Context of attempt 0, then each retry's wider context, which keeps the previous
+    context as its prefix (so the LLM server reuses its cached prompt)."""
+    units = retriever.retrieve(queries, p)
+    attempts = [units]
+    for attempt in range(1, max_retries + 1):
+        wide = p.scaled(retry_k_factor**attempt)
+        units = extend_context(units, retriever.retrieve(queries, wide), wide)
+        attempts.append(units)
+    return attempts
 
 
 def context_rows(question_id: str, attempt: int, units: list[Unit]) -> list[dict[str, object]]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from stages.core.artifacts import read_parquet
 from stages.core.dataio import InputError, read_csv_tolerant
 from stages.core.normalize import normalize_value, parse_ref_ids, values_equal
 from stages.core.types import BLANK, Answer
@@ -122,3 +123,13 @@ def read_submission_answers(path: str | Path) -> dict[str, Answer]:
             supporting_materials=_cell(row, "supporting_materials"),
         )
     return out
+
+
+def read_member(path: Path) -> dict[str, Answer]:
+    """One ensemble member's answers (artifacts/answers/run_<i>.parquet)."""
+    df = read_parquet(path, "answer")
+    return {
+        r["question_id"]: Answer(r["question_id"], r["answer"], r["answer_value"], r["answer_unit"],
+                                 list(r["ref_id"] or []), r["explanation"], r["supporting_materials"])
+        for r in df.iter_rows(named=True)
+    }
