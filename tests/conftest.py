@@ -1,0 +1,5 @@
+"""Make tests/ importable (shared helpers such as tiny_project)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
