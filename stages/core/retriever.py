@@ -35,7 +35,7 @@ class Retriever:
         """Context units for one question's queries (query 0 is the question)."""
         vecs, _ = embed_texts(queries, self.embedder, self.cache, progress=False)
         incl = not p.exclude_references
-        dense = [self.index.dense(v, p.top_k, include_excluded=incl) for v in vecs]
+        dense = self.index.dense(vecs, p.top_k, include_excluded=incl)
         keyword = self.index.keyword(" ".join(queries), p.bm25_k, include_excluded=incl) if p.bm25_k else []
         return build_context(self.tree, dense, keyword, p)
 
