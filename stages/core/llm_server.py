@@ -1,7 +1,8 @@
 """The embedded llama.cpp OpenAI-compatible server (xllamacpp), in-process.
 
 It listens on a free loopback port and is stopped when the object is closed, so
-stages need no separately managed service. One slot keeps seeded sampling
+stages need no separately managed service. Its own logs are off unless
+TREERAG_LLAMA_VERBOSE is set (errors still reach us as HTTP errors). One slot keeps seeded sampling
 deterministic (DESIGN.md §6).
 """
 from __future__ import annotations
@@ -31,6 +32,8 @@ class EmbeddedServer:
         p.hostnames = ["127.0.0.1"]
         p.port = 0
         p.embedding = embedding
+        # llama.cpp logs several lines per request; TREERAG_LLAMA_VERBOSE=1 brings them back
+        p.verbosity = 3 if os.environ.get("TREERAG_LLAMA_VERBOSE") else -1
         log.info("starting embedded llama.cpp server: %s (n_ctx=%d, threads=%d)", model_name, n_ctx, n_threads)
         self._server = xllamacpp.Server(p)
         self.base_url = self._server.listening_address.rstrip("/") + "/v1"
