@@ -50,6 +50,7 @@ class LLMParams:
     max_concurrency: int = 1
     timeout_s: float = 900.0
     max_attempts: int = 4
+    prompt_cache: bool = True  # false: llama.cpp evaluates every prompt afresh (bit-reproducible, slower)
 
     def validate(self) -> None:
         from stages.core.params import ParamError
@@ -162,6 +163,7 @@ class ChatClient:
         *,
         max_concurrency: int = 1,
         max_attempts: int = 4,
+        prompt_cache: bool = True,
     ) -> None:
         """`endpoint` is a callable returning an `openai.OpenAI` client, called lazily on the
         first cache miss (so a fully cached stage never starts a server)."""
@@ -171,6 +173,10 @@ class ChatClient:
         self.model = model
         self.cache = cache
         self.max_attempts = max_attempts
+        # llama.cpp reuses the KV cache of a shared prompt prefix; the reused and the fresh
+        # evaluation differ in the last bits, so a sampled reply can depend on what the server
+        # saw before (e.g. after a restart). Off = same reply whatever the server's history.
+        self._extra_body = None if prompt_cache else {"cache_prompt": False}
         self._sem = threading.Semaphore(max_concurrency)
         self.stats = CallStats()
 
@@ -212,6 +218,8 @@ class ChatClient:
     def _call(self, payload: dict[str, Any]) -> Completion:
         client = self._openai()
         kwargs = {k: v for k, v in payload.items() if v is not None}
+        if self._extra_body:
+            kwargs["extra_body"] = self._extra_body
         t0 = time.perf_counter()
         try:
             for attempt in Retrying(
@@ -277,9 +285,8 @@ def llm_session(params: LLMParams, cache_name: str = "responses.sqlite") -> Iter
             server_box.append(server)
             return openai.OpenAI(base_url=server.base_url, api_key="none", timeout=params.timeout_s, max_retries=0)
 
-    client = ChatClient(
-        endpoint, params.model, cache, max_concurrency=params.max_concurrency, max_attempts=params.max_attempts
-    )
+    client = ChatClient(endpoint, params.model, cache, max_concurrency=params.max_concurrency,
+                        max_attempts=params.max_attempts, prompt_cache=params.prompt_cache)
     try:
         yield client
     finally:
