@@ -6,6 +6,8 @@ killed stage never leaves a half-written artifact that a later stage would trust
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 import os
 import tempfile
 from pathlib import Path
@@ -15,61 +17,52 @@ import polars as pl
 import pyarrow.parquet as pq
 
 
-def _atomic_target(path: str | Path) -> tuple[Path, Path]:
+@contextmanager
+def _atomic(path: str | Path) -> Iterator[Path]:
+    """Yield a temp file beside `path`; on success it replaces `path`, on failure it is removed."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     os.close(fd)
-    return p, Path(tmp)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, p)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_parquet(df: pl.DataFrame, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
     """Write a DataFrame to Parquet atomically, with optional key/value file metadata."""
-    p, tmp = _atomic_target(path)
-    try:
+    with _atomic(path) as tmp:
         if metadata:
             table = df.to_arrow()
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
             pq.write_table(table, tmp)
         else:
             df.write_parquet(tmp)
-        os.replace(tmp, p)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return p
+    return Path(path)
 
 
 def write_json(obj: Any, path: str | Path) -> Path:
     """Write JSON atomically (sorted keys, so DVC metrics diff cleanly)."""
-    p, tmp = _atomic_target(path)
-    try:
+    with _atomic(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-        os.replace(tmp, p)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return p
+    return Path(path)
 
 
 def write_text(text: str, path: str | Path) -> Path:
     """Write a text file atomically."""
-    p, tmp = _atomic_target(path)
-    try:
+    with _atomic(path) as tmp:
         tmp.write_text(text)
-        os.replace(tmp, p)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return p
+    return Path(path)
 
 
 def write_csv(df: pl.DataFrame, path: str | Path) -> Path:
     """Write a CSV atomically."""
-    p, tmp = _atomic_target(path)
-    try:
+    with _atomic(path) as tmp:
         df.write_csv(tmp)
-        os.replace(tmp, p)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return p
+    return Path(path)
 
 
 def read_parquet(path: str | Path, stage_hint: str = "") -> pl.DataFrame:
