@@ -89,3 +89,18 @@ def test_number_misplaced_in_answer_field_is_recovered_for_unit_questions():
     llm = ScriptedLLM(['{"explanation": "x", "answer": "Germany", "answer_value": "Germany", "ref_id": []}'])
     out = answer_question(llm, "q3", "Which country?", "is_blank", [BLOCKS], AnswerParams(), 0, set())
     assert out.answer.answer_value == "Germany"
+
+
+def test_true_false_sentences_become_1_or_0():
+    from stages.core.answering import true_false_value
+
+    assert true_false_value("It is false that the AI Act requires this.", "") == "0"
+    assert true_false_value("True", "") == "1"
+    assert true_false_value("1", "False") == "1"  # a clean 1/0 is kept
+    assert true_false_value("The claim is not true.", "") == "0"
+    assert true_false_value("partly true and partly false", "") == "partly true and partly false"
+    llm = ScriptedLLM(['{"explanation": "x", "answer": "It is false.", "answer_value": "It is false that it holds.", '
+                       '"ref_id": ["chen2024"]}'])
+    out = answer_question(llm, "q102", "True or False: the act requires X.", "is_blank", [BLOCKS], AnswerParams(), 0,
+                          {"chen2024"})
+    assert out.answer.answer_value == "0"

@@ -180,6 +180,24 @@ def _is_number_or_range(value: str) -> bool:
     return _NUMBER_OR_RANGE.fullmatch(value) is not None
 
 
+_TRUE_FALSE = re.compile(r"\s*true\s+or\s+false\b", re.IGNORECASE)
+
+
+def true_false_value(value: str, answer: str) -> str:
+    """1/0 for a True-or-False question even when the model answered with a sentence
+    ("It is false that ..."): seen in the 1.5B model's train_QA run (q102)."""
+    if value in ("0", "1"):
+        return value
+    text = f"{value} {answer}".lower()
+    has_false = re.search(r"\b(false|incorrect|not true)\b", text) is not None
+    has_true = re.search(r"\btrue\b", text.replace("not true", "")) is not None
+    if has_false and not has_true:
+        return "0"
+    if has_true and not has_false:
+        return "1"
+    return value
+
+
 def supporting_quote(refs: Sequence[str], value: str, explanation: str, blocks: Sequence[ContextBlock],
                      max_chars: int = 300) -> str:
     """The cited context sentence that best shows the answer (for the submission's supporting_materials)."""
@@ -224,6 +242,8 @@ def answer_question(
             log.warning("%s: unusable reply on attempt %d (finish=%s): %r", question_id, attempt + 1,
                         reply.finish_reason, reply.text[:120])
         ans = to_answer(question_id, unit, data, set(doc_ids) | corpus_ids, blocks)
+        if _TRUE_FALSE.match(question) and not ans.is_blank:
+            ans.answer_value = true_false_value(ans.answer_value, ans.answer)
         out.answer = ans
         if not ans.is_blank:
             break
