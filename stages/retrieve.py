@@ -35,6 +35,7 @@ def main() -> None:
                           make_embedder(section(EmbedParams, "embed", params)), cache)
     rows, retry_rows = [], []
     t0 = time.perf_counter()
+    retriever.prepare([qq for q in questions.iter_rows(named=True) for qq in by_q.get(q["id"]) or [q["question"]]])
     for q in tqdm(questions.iter_rows(named=True), total=questions.height, desc="retrieve", unit="q"):
         qs = by_q.get(q["id"]) or [q["question"]]
         attempts = retrieve_attempts(retriever, qs, p, ap.max_retries, ap.retry_k_factor)

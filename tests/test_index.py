@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from stages.core.index import Index, IndexParams, build_index, doc_descriptors
+from stages.core.index import Index, IndexParams, bm25_units, build_index, doc_descriptors, sentence_windows
 
 
 def small_index(tmp_path):
@@ -45,11 +45,64 @@ def test_batched_dense_equals_single_queries_and_excludes_references(tmp_path):
 
 def test_keyword_search_matches_author_and_year_not_in_text(tmp_path):
     ix, _, _ = small_index(tmp_path)
-    assert ix.keyword("the 2021 paper by Hopper", 3)[0][0] == "b:sec1:p1"
-    assert [n for n, _ in ix.keyword("GPU watts", 3)] == ["a:sec1:p1"]
+    assert ix.keyword("the 2021 paper by Hopper", 3)[0][0] == ["b:sec1:p1"]
+    assert [n for n, _ in ix.keyword("GPU watts", 3)] == [["a:sec1:p1"]]
 
 
 def test_doc_descriptors_are_surnames_and_year():
     meta = pl.DataFrame({"id": ["x"], "title": ["T"], "year": ["2022"],
                          "citation": ["Jesse Dodge, Emma Strubell (2022). Measuring carbon. FAccT."]})
     assert doc_descriptors(meta) == {"x": "Dodge Strubell 2022"}
+
+
+def test_exact_in_memory_search_matches_lance(tmp_path):
+    """The in-memory exact path returns what a Lance flat search returns (ids and cosines)."""
+    ix, vecs, _ = small_index(tmp_path)
+    rng = np.random.default_rng(3)
+    queries = rng.normal(size=(5, 8)).astype(np.float32)
+    for incl in (False, True):
+        exact = ix.dense(queries, 3, include_excluded=incl)
+        lance = ix._dense_lance(queries, 3, ("sentence", "paragraph"), incl)
+        for e, la in zip(exact, lance):
+            # a paragraph and its only sentence share a vector: compare as score-sorted sets
+            assert sorted(round(s, 5) for _, s in e) == sorted(round(s, 5) for _, s in la)
+            assert {n.split(":s")[0] for n, _ in e} == {n.split(":s")[0] for n, _ in la}
+    assert ix.dense(queries, 2, levels=("sentence",))[0][0][0].endswith(":s1")
+
+
+def test_dense_ties_are_deterministic_and_keep_k(tmp_path):
+    ix, vecs, _ = small_index(tmp_path)
+    hits = ix.dense(vecs[0], 1)[0]  # paragraph and sentence tie at cosine 1
+    assert len(hits) == 1 and hits == ix.dense(vecs[0], 1)[0]
+    assert hits[0][0] == "a:sec1:p1"  # the earlier row wins the tie
+
+
+def test_sentence_windows_group_to_size_and_fold_a_short_tail():
+    sents = [(f"s{i}", "x" * 190) for i in range(7)]  # 191 chars each with the joining space
+    assert sentence_windows(sents, 500) == [["s0", "s1", "s2"], ["s3", "s4", "s5", "s6"]]
+    assert sentence_windows(sents[:2], 500) == [["s0", "s1"]]
+    assert sentence_windows([], 500) == []
+
+
+def test_long_paragraph_gets_windows_besides_itself_and_a_window_is_found_first():
+    filler = [f"Filler sentence number {i} about datacenter cooling and procurement policy." for i in range(14)]
+    body = filler[:9] + ["The training job ran for 172 days and logged 4789 jobs."] + filler[9:]
+    rows = [("d:sec1:p1", "d:sec1", "paragraph", "d", " ".join(body), None)]
+    rows += [(f"d:sec1:p1:s{i}", "d:sec1:p1", "sentence", "d", t, None) for i, t in enumerate(body)]
+    rows += [("d:sec1:p2", "d:sec1", "paragraph", "d", "A short paragraph about jobs.", None),
+             ("d:sec1:p2:s0", "d:sec1:p2", "sentence", "d", "A short paragraph about jobs.", None)]
+    nodes = pl.DataFrame(rows, orient="row",
+                         schema=["node_id", "parent_id", "level", "doc_id", "text", "attachment_type"])
+    meta = pl.DataFrame({"id": ["d"], "title": ["T"], "year": ["2019"], "citation": ["A. Strubell (2019). T."]})
+    whole = bm25_units(nodes, meta, window_chars=0)
+    assert whole["node_ids"].to_list() == [["d:sec1:p1"], ["d:sec1:p2"]]
+    units = bm25_units(nodes, meta, window_chars=300)
+    ids = units["node_ids"].to_list()
+    assert ids[0] == ["d:sec1:p1"] and ["d:sec1:p2"] in ids  # paragraphs stay units
+    windows = [w for w in ids if w[0].count(":") == 3]
+    assert len(windows) >= 3 and sum(len(w) for w in windows) == len(body)  # windows tile the paragraph
+    assert all(units.filter(pl.col("node_id") == w[0])["level"].item() == "sentence" for w in windows)
+    # the window holding the matching sentence outranks the long paragraph it came from
+    from stages.core.keywords import KeywordIndex, tokenize
+    top = KeywordIndex(units["tokens"].to_list()).search(tokenize("172 days 4789 jobs"), 1)[0][0]
+    assert "d:sec1:p1:s9" in ids[top] and len(ids[top]) < len(body)

@@ -12,6 +12,12 @@ def test_tokenize_drops_stop_words_and_thousands_separators_and_splits_hyphens()
         "training", "gshard-600b", "gshard", "600b", "used", "1287", "mwh", "gpt-3", "gpt", "3", "model"]
 
 
+def test_tokenize_splits_tokens_glued_by_pdf_extraction():
+    assert tokenize("BERTbase V100x64") == ["bertbase", "bert", "base", "v100x64", "v100", "x64"]
+    # ordinary words and acronyms are left alone
+    assert tokenize("GPUs Transformer A100 CO2") == ["gpus", "transformer", "a100", "co2"]
+
+
 def test_scores_match_rank_bm25_on_a_normal_corpus():
     docs = [tokenize(t) for t in [
         "The A100 GPU draws 400 W at peak.", "Solar farms generate MWh of electricity.",

@@ -69,6 +69,18 @@ def test_bm25_append_and_rrf_fusion():
     assert rrf[0].score == pytest.approx(1 / 61 + 1 / 62)
 
 
+def test_bm25_sentence_window_hit_becomes_one_unit_and_merges_with_dense_window():
+    tree = make_tree()
+    kw = [(["d:sec1:p1:s3", "d:sec1:p1:s4"], 5.0), ("d:sec1:p3", 2.0)]
+    units = build_context(tree, [[("d:sec1:p1:s1", 0.9)]], kw,
+                          RetrieveParams(siblings=1, fusion="append", max_context_tokens=10_000))
+    # dense window s1..s2 and the BM25 window s3..s4 touch: one unit s1..s4, found by both
+    assert units[0].node_ids == ["d:sec1:p1:s1", "d:sec1:p1:s2", "d:sec1:p1:s3", "d:sec1:p1:s4"]
+    assert units[0].text == "Alpha one. Alpha two. Alpha three. Alpha four."
+    assert units[0].source == "both"
+    assert [u.key for u in units[1:]] == ["d:sec1:p3"]
+
+
 def test_budget_drops_lowest_ranked_units_first():
     tree = make_tree()
     dense = [[("d:sec1:p3:s1", 0.9), ("d:sec1:p2", 0.8), ("d:sec1:p1", 0.7)]]

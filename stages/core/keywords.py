@@ -19,20 +19,36 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 _TOKENIZER = NLTKWordTokenizer()
 _WORD = re.compile(r"[a-z0-9]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_ACRONYM_SUFFIX = re.compile(r"([A-Z]{2,})([a-z]{3,})")
+_DIGIT_LETTER = re.compile(r"(?<=\d)(?=[A-Za-z])")
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"'s", "n't", "et", "al", "e.g", "i.e", "cf"}
+
+
+def _glued_parts(tok: str) -> list[str]:
+    """Pieces of a token that PDF extraction glued together: a flattened subscript
+    after an acronym ("BERTbase" -> "bert", "base") and a count after a model name
+    ("V100x64" -> "v100", "x64"), so "BERT base ... V100" finds the table row."""
+    m = _ACRONYM_SUFFIX.fullmatch(tok)
+    if m:
+        return [m.group(1).lower(), m.group(2)]
+    parts = _DIGIT_LETTER.split(tok)
+    return [p.lower() for p in parts if len(p) >= 2] if len(parts) > 1 else []
 
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased content tokens for BM25."""
-    text = _THOUSANDS.sub("", text.lower())
+    text = _THOUSANDS.sub("", text)
     out: list[str] = []
-    for tok in _TOKENIZER.tokenize(text):
-        tok = tok.strip(".'\"")
+    for raw in _TOKENIZER.tokenize(text):
+        raw = raw.strip(".'\"")
+        tok = raw.lower()
         if not tok or not _WORD.search(tok) or tok in STOP_WORDS:
             continue
         out.append(tok)
         if "-" in tok or "/" in tok:
             out.extend(p for p in re.split(r"[-/]", tok) if p and p not in STOP_WORDS)
+        elif raw.isalnum():
+            out.extend(p for p in _glued_parts(raw) if p not in STOP_WORDS)
     return out
 
 

@@ -8,7 +8,7 @@ For one question and its planner queries:
 3. node-id dedup, then context expansion: a matched sentence becomes a window of
    ±`siblings` sentences of its paragraph; a matched paragraph stays whole;
 4. tree dedup: a unit whose ancestor is already in the list is merged into it;
-5. BM25 units (paragraphs, table rows) appended after the dense list or fused
+5. BM25 units (paragraphs, table rows, sentence windows of long paragraphs) appended after the dense list or fused
    with it by reciprocal rank fusion;
 6. `top_k_final` units, then a hard `max_context_tokens` budget that drops the
    lowest-ranked units first.
@@ -37,6 +37,7 @@ class RetrieveParams:
     fusion: Literal["append", "rrf"] = "rrf"
     rrf_k: int = 60
     bm25_weight: float = 1.0  # rrf: weight of the BM25 list relative to the dense list
+    bm25_query: Literal["question", "all"] = "question"  # what BM25 searches: the question, or all queries joined
     top_k_final: int = 32
     max_context_tokens: int = 2000
     chars_per_token: float = 4.0
@@ -207,7 +208,7 @@ def _make_unit(tree: TreeView, key: str, ids: list[str], score: float, freq: int
 def build_context(
     tree: TreeView,
     dense_per_query: Sequence[Sequence[tuple[str, float]]],
-    keyword_hits: Sequence[tuple[str, float]],
+    keyword_hits: Sequence[tuple[str | list[str], float]],
     p: RetrieveParams,
 ) -> list[Unit]:
     """Rank, expand, dedup and fuse the hits of one question into budgeted context units."""
@@ -217,7 +218,8 @@ def build_context(
         key, ids = _unit_for(tree, h.node_id, p.siblings)
         dense_units.append(_make_unit(tree, key, ids, h.score, h.frequency, "dense"))
     dense_units = _merge(dense_units, tree)
-    kw_units = _merge([_make_unit(tree, nid, [nid], s, 0, "bm25") for nid, s in keyword_hits], tree)
+    kw_units = _merge([_make_unit(tree, ids[0], ids, s, 0, "bm25")
+                       for ids, s in (([h], s) if isinstance(h, str) else (list(h), s) for h, s in keyword_hits)], tree)
 
     if p.fusion == "append":
         units = _merge(dense_units + kw_units, tree)

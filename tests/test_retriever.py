@@ -1,0 +1,59 @@
+"""Retriever glue: which text BM25 searches, and query embedding up front."""
+from __future__ import annotations
+
+import numpy as np
+
+from stages.core.retrieval import RetrieveParams
+from stages.core.retriever import Retriever
+from tests.test_retrieval import make_tree
+
+
+class SpyIndex:
+    def __init__(self) -> None:
+        self.keyword_queries: list[str] = []
+
+    def dense(self, vecs, k, include_excluded=False):
+        return [[("d:sec1:p2:s1", 0.5)] for _ in vecs]
+
+    def keyword(self, query, k, include_excluded=False):
+        self.keyword_queries.append(query)
+        return [(["d:sec1:p3"], 1.0)]
+
+
+class CountingEmbedder:
+    name, dim = "spy", 4
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def embed(self, texts):
+        self.calls.append(len(texts))
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+
+def spy_retriever(tmp_path):
+    from stages.core.embedder import EmbeddingCache
+
+    r = Retriever.__new__(Retriever)
+    r.index, r.tree, r.embedder = SpyIndex(), make_tree(), CountingEmbedder()
+    r.cache = EmbeddingCache(tmp_path / "e.sqlite")
+    return r
+
+
+def test_bm25_searches_the_question_alone_or_all_queries(tmp_path):
+    r = spy_retriever(tmp_path)
+    queries = ["What is beta?", "beta keywords", "gamma rephrased"]
+    units = r.retrieve(queries, RetrieveParams(bm25_query="question"))
+    r.retrieve(queries, RetrieveParams(bm25_query="all"))
+    assert r.index.keyword_queries == ["What is beta?", "What is beta? beta keywords gamma rephrased"]
+    assert {u.key for u in units} == {"d:sec1:p2:s1", "d:sec1:p3"}
+
+
+def test_prepare_embeds_all_queries_in_one_batch_then_retrieve_embeds_nothing(tmp_path):
+    r = spy_retriever(tmp_path)
+    r.prepare(["q1", "q2", "q3"])
+    assert r.embedder.calls == [3]
+    r.retrieve(["q2"], RetrieveParams())
+    assert r.embedder.calls == [3]  # served from the cache
+    r.retrieve(["new query"], RetrieveParams())
+    assert r.embedder.calls == [3, 1]
