@@ -29,7 +29,7 @@ SEARCH_LEVELS = ("sentence", "paragraph")
 class IndexParams:
     """The `index:` section of params.yaml."""
 
-    ann_min_rows: int = 100_000
+    ann_min_rows: int = 500_000
     bm25_window_chars: int = 500
 
 
