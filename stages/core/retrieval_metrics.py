@@ -95,7 +95,7 @@ def retrieval_metrics(labels: pl.DataFrame, contexts: pl.DataFrame) -> dict[str,
         ev_hits += evidence_found(row.get("answer_value", ""), row.get("supporting_materials", ""),
                                   "\n".join(ctx["text"].to_list()))
     return {
-        "questions": n,
+        "answerable_questions": n,  # the recalls are over these (gold answer not blank)
         "gold_doc_recall": round(doc_hits / n, 4) if n else 0.0,
         "evidence_recall": round(ev_hits / n, 4) if n else 0.0,
         "mean_context_tokens": round(sum(tokens) / len(tokens), 1) if tokens else 0.0,
