@@ -104,3 +104,22 @@ def test_true_false_sentences_become_1_or_0():
     out = answer_question(llm, "q102", "True or False: the act requires X.", "is_blank", [BLOCKS], AnswerParams(), 0,
                           {"chen2024"})
     assert out.answer.answer_value == "0"
+
+
+def test_text_questions_take_the_name_when_answer_value_is_a_stray_number():
+    from stages.core.answering import text_value
+
+    assert text_value("0", "ML.ENERGY Benchmark") == "ML.ENERGY Benchmark"
+    assert text_value("5842", "Financial Sentiment Analysis [18]") == "Financial Sentiment Analysis"
+    assert text_value("8", "8 GPUs") == "8"  # the number is the answer
+    assert text_value("5842", "5,842 entries") == "5842"
+    assert text_value("GPT-3", "GPT-3") == "GPT-3"
+    reply = '{"explanation": "x", "answer": "ML.ENERGY Benchmark", "answer_value": "0", "ref_id": ["chen2024"]}'
+    out = answer_question(ScriptedLLM([reply]), "q003", "What is the name of the benchmark suite?", "is_blank",
+                          [BLOCKS], AnswerParams(), 0, set())
+    assert out.answer.answer_value == "ML.ENERGY Benchmark"
+    # questions with a unit keep numbers, True/False keep 1/0
+    out = answer_question(ScriptedLLM([reply]), "q4", "How many?", "GB", [BLOCKS], AnswerParams(), 0, set())
+    assert out.answer.answer_value == "0"
+    out = answer_question(ScriptedLLM([reply]), "q5", "True or False: x", "is_blank", [BLOCKS], AnswerParams(), 0, set())
+    assert out.answer.answer_value == "0"

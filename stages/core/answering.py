@@ -198,6 +198,26 @@ def true_false_value(value: str, answer: str) -> str:
     return value
 
 
+_CITATION = re.compile(r"\s*\[\d+(?:[,–-]\s*\d+)*\]")
+
+
+def text_value(value: str, answer: str) -> str:
+    """The name or phrase for a question with no answer unit (not True/False).
+
+    The 1.5B model often writes the name in `answer` and a stray number in
+    answer_value ("ML.ENERGY Benchmark" / "0", "Financial Sentiment Analysis [18]" /
+    "5842": 3 of train_QA's 4 such questions). A number that the answer text does not
+    contain is replaced by that text, without citation marks; "8 GPUs" / "8" stays 8."""
+    phrase = _CITATION.sub("", answer).strip().rstrip(".").strip()
+    if not _is_number_or_range(value) or not re.search(r"[A-Za-z]", phrase):
+        return value
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", value)
+    plain = phrase.replace(",", "")
+    if any(re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", plain) for n in numbers):
+        return value
+    return phrase
+
+
 def supporting_quote(refs: Sequence[str], value: str, explanation: str, blocks: Sequence[ContextBlock],
                      max_chars: int = 300) -> str:
     """The cited context sentence that best shows the answer (for the submission's supporting_materials)."""
@@ -244,6 +264,8 @@ def answer_question(
         ans = to_answer(question_id, unit, data, set(doc_ids) | corpus_ids, blocks)
         if _TRUE_FALSE.match(question) and not ans.is_blank:
             ans.answer_value = true_false_value(ans.answer_value, ans.answer)
+        elif (not unit or unit == BLANK) and not ans.is_blank:
+            ans.answer_value = text_value(ans.answer_value, ans.answer)
         out.answer = ans
         if not ans.is_blank:
             break
