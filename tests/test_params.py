@@ -15,12 +15,17 @@ from stages.core.voting import VoteParams
 def test_repository_params_yaml_parses_into_every_section():
     params = load_params("params.yaml")
     assert section(LLMParams, "llm", params).model == "qwen2.5-coder-1.5b"
-    assert section(RetrieveParams, "retrieve", params).max_context_tokens == 2000
+    retrieve = section(RetrieveParams, "retrieve", params)
+    assert retrieve.max_context_tokens == params["retrieve"]["max_context_tokens"] > 0
+    assert retrieve.bm25_query in ("question", "all")
     assert section(EnsembleParams, "ensemble", params).n >= 1
     section(AnswerParams, "answer", params)
     section(PlanParams, "plan", params)
     section(EmbedParams, "embed", params)
     section(VoteParams, "vote", params)
+    from stages.core.index import IndexParams
+
+    assert section(IndexParams, "index", params).bm25_window_chars == params["index"]["bm25_window_chars"]
 
 
 def test_unknown_vote_strategy_names_the_parameter():
