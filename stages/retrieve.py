@@ -33,15 +33,15 @@ def main() -> None:
     cache = EmbeddingCache()
     retriever = Retriever(Path("artifacts/index"), read_parquet("artifacts/tree/nodes.parquet", "build_tree"),
                           make_embedder(section(EmbedParams, "embed", params)), cache)
+    queries_of = {q["id"]: by_q.get(q["id"]) or [q["question"]] for q in questions.iter_rows(named=True)}
     rows, retry_rows = [], []
     t0 = time.perf_counter()
-    retriever.prepare([qq for q in questions.iter_rows(named=True) for qq in by_q.get(q["id"]) or [q["question"]]])
-    for q in tqdm(questions.iter_rows(named=True), total=questions.height, desc="retrieve", unit="q"):
-        qs = by_q.get(q["id"]) or [q["question"]]
+    retriever.prepare([x for qs in queries_of.values() for x in qs])
+    for qid, qs in tqdm(queries_of.items(), total=len(queries_of), desc="retrieve", unit="q"):
         attempts = retrieve_attempts(retriever, qs, p, ap.max_retries, ap.retry_k_factor)
-        rows += context_rows(q["id"], 0, attempts[0])
+        rows += context_rows(qid, 0, attempts[0])
         for attempt, units in enumerate(attempts[1:], start=1):
-            retry_rows += context_rows(q["id"], attempt, units)
+            retry_rows += context_rows(qid, attempt, units)
     ms = 1000 * (time.perf_counter() - t0) / max(1, questions.height * (1 + ap.max_retries))
     cache.close()
     contexts = pl.DataFrame(rows, schema=CONTEXT_SCHEMA)

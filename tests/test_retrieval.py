@@ -59,7 +59,7 @@ def test_tree_dedup_drops_descendants_of_included_paragraph():
 def test_bm25_append_and_rrf_fusion():
     tree = make_tree()
     dense = [[("d:sec1:p1:s1", 0.9)]]
-    kw = [("d:sec1:p3", 7.0), ("d:sec1:p1", 3.0)]
+    kw = [(["d:sec1:p3"], 7.0), (["d:sec1:p1"], 3.0)]
     app = build_context(tree, dense, kw, RetrieveParams(siblings=0, fusion="append", max_context_tokens=10_000))
     # p1 (bm25) contains the dense sentence: merged into one unit, found by both
     assert [u.key for u in app] == ["d:sec1:p1", "d:sec1:p3"]
@@ -71,7 +71,7 @@ def test_bm25_append_and_rrf_fusion():
 
 def test_bm25_sentence_window_hit_becomes_one_unit_and_merges_with_dense_window():
     tree = make_tree()
-    kw = [(["d:sec1:p1:s3", "d:sec1:p1:s4"], 5.0), ("d:sec1:p3", 2.0)]
+    kw = [(["d:sec1:p1:s3", "d:sec1:p1:s4"], 5.0), (["d:sec1:p3"], 2.0)]
     units = build_context(tree, [[("d:sec1:p1:s1", 0.9)]], kw,
                           RetrieveParams(siblings=1, fusion="append", max_context_tokens=10_000))
     # dense window s1..s2 and the BM25 window s3..s4 touch: one unit s1..s4, found by both

@@ -98,16 +98,13 @@ def bm25_units(nodes: pl.DataFrame, metadata: pl.DataFrame, window_chars: int = 
     rows: list[tuple[str, list[str], str, str, bool, str]] = []
     for p in paras.iter_rows(named=True):
         text, sents = p["text"] or "", sentences.get(p["node_id"], [])
+        rows.append((p["node_id"], [p["node_id"]], p["doc_id"], "paragraph", p["excluded"], text))
         if p["attachment_type"] == "table":
-            rows.append((p["node_id"], [p["node_id"]], p["doc_id"], "paragraph", p["excluded"], text))
             rows += [(sid, [sid], p["doc_id"], "sentence", p["excluded"], st) for sid, st in sents]
         elif window_chars > 0 and len(text) > 2 * window_chars and len(sents) > 1:
-            rows.append((p["node_id"], [p["node_id"]], p["doc_id"], "paragraph", p["excluded"], text))
+            text_of = dict(sents)
             for ids in sentence_windows(sents, window_chars):
-                body = " ".join(t for sid, t in sents if sid in set(ids))
-                rows.append((ids[0], ids, p["doc_id"], "sentence", p["excluded"], body))
-        else:
-            rows.append((p["node_id"], [p["node_id"]], p["doc_id"], "paragraph", p["excluded"], text))
+                rows.append((ids[0], ids, p["doc_id"], "sentence", p["excluded"], " ".join(text_of[i] for i in ids)))
     tokens = [tokenize(f"{desc.get(doc, doc)} {text}") for _, _, doc, _, _, text in rows]
     return pl.DataFrame(
         {"node_id": [r[0] for r in rows], "node_ids": [r[1] for r in rows], "doc_id": [r[2] for r in rows],

@@ -208,18 +208,20 @@ def _make_unit(tree: TreeView, key: str, ids: list[str], score: float, freq: int
 def build_context(
     tree: TreeView,
     dense_per_query: Sequence[Sequence[tuple[str, float]]],
-    keyword_hits: Sequence[tuple[str | list[str], float]],
+    keyword_hits: Sequence[tuple[Sequence[str], float]],
     p: RetrieveParams,
 ) -> list[Unit]:
-    """Rank, expand, dedup and fuse the hits of one question into budgeted context units."""
+    """Rank, expand, dedup and fuse the hits of one question into budgeted context units.
+
+    A keyword hit is (node ids of the unit's text, score): one paragraph or table row,
+    or the sentences of a window."""
     ranked = rerank(dense_per_query, p.rerank, p.alpha)
     dense_units = []
     for h in ranked:
         key, ids = _unit_for(tree, h.node_id, p.siblings)
         dense_units.append(_make_unit(tree, key, ids, h.score, h.frequency, "dense"))
     dense_units = _merge(dense_units, tree)
-    kw_units = _merge([_make_unit(tree, ids[0], ids, s, 0, "bm25")
-                       for ids, s in (([h], s) if isinstance(h, str) else (list(h), s) for h, s in keyword_hits)], tree)
+    kw_units = _merge([_make_unit(tree, ids[0], list(ids), s, 0, "bm25") for ids, s in keyword_hits], tree)
 
     if p.fusion == "append":
         units = _merge(dense_units + kw_units, tree)
