@@ -125,7 +125,9 @@ def test_category_table_counts_and_points_lost() -> None:
     lost = dict(zip(t["category"], t["points_lost"]))
     assert lost["correct"] == 0
     assert lost["unit_conversion"] == pytest.approx(0.75 / 6, abs=1e-6)
-    assert lost["false_answer_on_na"] == pytest.approx(1 / 6, abs=1e-6)
+    # official metric: an answer on a truth-blank question keeps the value credit, loses ref and NA
+    assert lost["false_answer_on_na"] == pytest.approx(0.25 / 6, abs=1e-6)
+    assert lost["unnecessary_abstention"] == pytest.approx(0.90 / 6, abs=1e-6)  # keeps the NA credit
     assert lost["reference_mismatch"] == pytest.approx(0.15 / 6, abs=1e-6)
 
 
@@ -140,7 +142,7 @@ def test_type_table_and_metrics() -> None:
     assert set(m["categories"]) == set(analysis.CATEGORIES) and sum(m["categories"].values()) == 6
     assert set(m["types"]) == set(analysis.QUESTION_TYPES)
     assert m["types"]["list"] == {"n": 0}
-    assert m["types"]["range"] == {"n": 1, "correct": 0, "score": 0.0}
+    assert m["types"]["range"] == {"n": 1, "correct": 0, "score": pytest.approx(0.1)}  # abstained: NA credit only
     assert m["types"]["true_false"]["score"] == pytest.approx(0.85)
     json.dumps(m)  # a valid DVC metrics file
 
@@ -227,8 +229,9 @@ def members() -> list[dict[str, Answer]]:
 def test_ensemble_curve_revotes_members() -> None:
     curve = analysis.ensemble_curve(members(), curve_labels(), VoteParams())
     assert curve["members"].to_list() == [1, 2, 3]
-    # k=1: 0.25 + 1 + 1; k=2: ties go to member 0, blank ignored on q3 -> 0.25 + 1 + 0; k=3: 1 + 1 + 0
-    assert curve["score"].to_list() == pytest.approx([2.25 / 3, 1.25 / 3, 2 / 3], abs=1e-6)
+    # k=1: 0.25 + 1 + 1; k=2: ties go to member 0, blank ignored on q3 -> 0.25 + 1 + 0.75 (an answer on a
+    # truth-blank question keeps the value credit officially); k=3: 1 + 1 + 0.75
+    assert curve["score"].to_list() == pytest.approx([2.25 / 3, 2 / 3, 2.75 / 3], abs=1e-6)
     # extra submissions never enter the curve
     with_extra = analysis.ensemble_curve(members(), curve_labels(), VoteParams(extra_submissions=["nope.csv"]))
     assert with_extra["score"].to_list() == curve["score"].to_list()
@@ -240,7 +243,7 @@ def test_ensemble_curve_revotes_members() -> None:
 def test_member_table() -> None:
     t = analysis.member_table(members(), [0, 1, 2], curve_labels(), VoteParams())
     assert t["member"].to_list() == [0, 1, 2] and t["seed"].to_list() == [0, 1, 2]
-    assert t["score"].to_list() == pytest.approx([2.25 / 3, 1.25 / 3, 1.0], abs=1e-6)
+    assert t["score"].to_list() == pytest.approx([2.25 / 3, 2 / 3, 1.0], abs=1e-6)  # member 1: 1 + 0.25 + 0.75
 
 
 def test_render_pngs(tmp_path: Path) -> None:
@@ -311,7 +314,7 @@ def test_score_stage_writes_the_analysis(tmp_path: Path) -> None:
     assert cats["types"]["numeric"] == {"n": 1, "correct": 1, "score": 1.0}
     curve = pl.read_csv(proj / "metrics" / "plots" / "ensemble_size.csv")
     assert curve["members"].to_list() == [1, 2, 3]
-    assert curve["score"].to_list() == pytest.approx([2.25 / 3, 1.25 / 3, 2 / 3], abs=1e-5)
+    assert curve["score"].to_list() == pytest.approx([2.25 / 3, 2 / 3, 2.75 / 3], abs=1e-5)
     score = json.loads((proj / "metrics" / "score.json").read_text())
     assert curve["score"][-1] == pytest.approx(score["score"], abs=1e-6)  # k = n is the submission
     mem = pl.read_csv(proj / "metrics" / "plots" / "member_scores.csv")

@@ -114,8 +114,10 @@ def test_flips() -> None:
     _, tb = score_submission(LABELS, B)
     f = flips(ta, tb)
     got = {r["id"]: (r["change"], round(r["delta"], 3)) for r in f.iter_rows(named=True)}
-    assert got == {"q2": ("fixed", 0.75), "q4": ("fixed", 0.85), "q3": ("broken", -0.85)}  # refs still match
-    assert f["id"].to_list()[:2] == ["q3", "q4"]  # biggest moves first, ties by id
+    # official metric: A's answer "7" on the truth-blank q4 keeps value and ref (both blank) and loses only NA
+    # (0.9 -> 1.0); B's abstention on q3 keeps ref and NA (1.0 -> 0.25)
+    assert got == {"q2": ("fixed", 0.75), "q4": ("fixed", 0.1), "q3": ("broken", -0.75)}
+    assert f["id"].to_list() == ["q2", "q3", "q4"]  # biggest moves first, ties by id
     assert flips(ta, ta).height == 0
 
 

@@ -153,13 +153,18 @@ def test_na_question() -> None:
                   "is_blank", "")
     assert (both.value, both.ref, both.na, both.strict_value, both.score) == (1, 1, 1, 1, pytest.approx(1.0))
     assert both.truth_blank and both.pred_blank and both.question_type == "na"
+    # official: an answer on a truth-blank question keeps the value credit, loses ref and na
     answered = qscore("is_blank", "42", "is_blank", "['a']")
-    assert (answered.value, answered.ref, answered.na, answered.score) == (0, 0, 0, 0)
+    assert (answered.value, answered.ref, answered.na) == (1, 0, 0)
+    assert answered.score == pytest.approx(0.75)
+    assert (answered.strict_value, answered.strict_score, answered.symmetric_score) == (0, 0, 0)
 
 
-def test_abstaining_on_answerable_question_loses_na() -> None:
+def test_abstaining_on_answerable_question_keeps_na_officially() -> None:
     qs = qscore("42", "is_blank", "['a']", "is_blank")
-    assert (qs.value, qs.ref, qs.na, qs.score) == (0, 0, 0, 0)
+    assert (qs.value, qs.ref, qs.na) == (0, 0, 1)
+    assert qs.score == pytest.approx(0.10) and qs.strict_score == pytest.approx(0.10)
+    assert (qs.symmetric_na, qs.symmetric_score) == (0, 0)  # the old view: abstaining costs na too
     assert qscore("42", "41", "['a']", "['b']").na == 1
 
 
@@ -252,10 +257,13 @@ def test_train_all_blank_submission() -> None:
     n_blank = sum(v.strip() == "is_blank" for v in labels["answer_value"])
     n_blank_ref = sum(v.strip() == "is_blank" for v in labels["ref_id"])
     assert n_blank > 0
-    expected = (0.75 * n_blank + 0.15 * n_blank_ref + 0.10 * n_blank) / n
+    # official: every answerable question keeps its na credit (0.10) even when abstained on
+    expected = (0.75 * n_blank + 0.15 * n_blank_ref + 0.10 * n) / n
+    symmetric = (0.75 * n_blank + 0.15 * n_blank_ref + 0.10 * n_blank) / n
     summary, table = score_submission(labels, sub)
     assert summary["score"] == pytest.approx(expected, abs=1e-6)
     assert summary["strict"]["score"] == pytest.approx(expected, abs=1e-6)
+    assert summary["symmetric"]["score"] == pytest.approx(symmetric, abs=1e-6)
     assert table.filter(pl.col("question_type") != "na")["error_category"].unique().to_list() == [
         "unnecessary_abstention"
     ]
@@ -294,3 +302,50 @@ def test_cli_missing_file(tmp_path: Path) -> None:
     proc = _cli("--labels", str(TRAIN), "--submission", str(tmp_path / "nope.csv"))
     assert proc.returncode == 2
     assert "nope.csv" in proc.stderr and "not found" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --- the official metric on a hand-computed submission ------------------------
+
+# One row per rule; the per-row official / strict / symmetric scores were computed by hand:
+# 1 numeric exact                          1.0      / 1.0  / 1.0
+# 2 numeric 1.1e-3 off, ref 1/2            0.175    / 0.175/ 0.175  (0.15*0.5 + 0.10)
+# 3 abstains on an answerable question     0.10     / 0.10 / 0.0    (official keeps na)
+# 4 blank truth, blank prediction          1.0      / 1.0  / 1.0
+# 5 blank truth, answered with a ref       0.75     / 0.0  / 0.0    (value credited officially)
+# 6 range truth, scalar inside             1.0      / 0.25 / 0.25
+# 7 text, case and ref-case differ         1.0      / 1.0  / 1.0
+# 8 True/False flipped, right ref          0.25     / 0.25 / 0.25
+HAND_LABELS = """id,question,answer_value,ref_id
+h1,a?,4.3,['a']
+h2,b?,1000,['a']
+h3,c?,42,['a']
+h4,d?,is_blank,is_blank
+h5,e?,is_blank,is_blank
+h6,f?,"[80,90]",['d']
+h7,g?,GPT-3,['e']
+h8,True or False: h?,0,['f']
+"""
+HAND_SUBMISSION = """id,answer_value,ref_id
+h1,4.3,['a']
+h2,1001.1,"['a','b']"
+h3,is_blank,is_blank
+h4,is_blank,is_blank
+h5,7,['c']
+h6,85,['d']
+h7,gpt-3,['E']
+h8,1,['f']
+"""
+
+
+def test_cli_official_metric_on_hand_computed_cases(tmp_path: Path) -> None:
+    labels, sub = tmp_path / "labels.csv", tmp_path / "sub.csv"
+    labels.write_text(HAND_LABELS)
+    sub.write_text(HAND_SUBMISSION)
+    proc = _cli("--labels", str(labels), "--submission", str(sub))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["score"] == pytest.approx(5.275 / 8, abs=1e-3)
+    assert summary["strict"]["score"] == pytest.approx(3.775 / 8, abs=1e-3)
+    assert summary["symmetric"]["score"] == pytest.approx(3.675 / 8, abs=1e-3)
+    assert summary["na"] == pytest.approx(7 / 8, abs=1e-3)  # only h5 loses na
+    assert summary["symmetric"]["na"] == pytest.approx(6 / 8, abs=1e-3)  # h3 and h5

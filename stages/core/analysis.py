@@ -223,8 +223,9 @@ def build_report(
     parts = [
         f"# {title}",
         "",
-        f"**Score {_fmt(summary['score'])}** (value {_fmt(summary['value'])}, ref {_fmt(summary['ref'])}, "
-        f"NA {_fmt(summary['na'])}) over {summary['n']} questions; strict {_fmt(strict.get('score'))}. "
+        f"**Score {_fmt(summary['score'])}** (official WattBot metric: value {_fmt(summary['value'])}, "
+        f"ref {_fmt(summary['ref'])}, NA {_fmt(summary['na'])}) over {summary['n']} questions; "
+        f"strict {_fmt(strict.get('score'))}, symmetric {_fmt(summary.get('symmetric', {}).get('score'))}. "
         f"{wrong.height} question(s) lost points"
         + (f"; {len(misses)} of them had no gold document in the context (retrieval misses)." if contexts is not None
            else "."),

@@ -1,21 +1,30 @@
-"""The WattBot 2025 metric (DESIGN.md §3) and a per-question error diagnosis.
+"""The WattBot 2025 metric as the competition host scores it, and an error diagnosis.
 
 Per question: ``0.75 * value + 0.15 * ref + 0.10 * na``, averaged over the labels.
+``score`` is the official (hosted) metric; ``strict`` and ``symmetric`` are two
+stricter views kept beside it so results stay comparable with other reports.
 
 - value: numbers match with ``math.isclose(rel_tol=1e-3, abs_tol=1e-3)``; a truth
-  ``[x,y]`` of exactly two numbers is a range, other bracketed values are lists
-  compared element-wise, order-insensitively; text compares stripped and
-  lower-cased; ``true``/``false`` read as 1/0 (the submission format's spelling).
-- ref: Jaccard of the lower-cased ref-id sets; both empty = 1.
-- na: 1 when the prediction is blank exactly when the truth is blank. DESIGN only
-  says "truth blank: 1 only if the prediction is blank"; for answerable questions we
-  give 1 to any non-blank prediction, so abstaining costs the NA credit too.
+  ``[x,y]`` of exactly two numbers is a range (a scalar inside it, edges with the
+  same tolerance, counts), other bracketed values are lists compared element-wise,
+  order-insensitively; text compares stripped and lower-cased; ``true``/``false``
+  read as 1/0. For a question whose truth is blank the official metric gives the
+  value credit whatever was predicted (a quirk of the hosted metric).
+- ref: Jaccard of the lower-cased ref-id sets; both empty (``is_blank``) = 1.
+- na: 1 for every question whose truth is answerable, whatever was predicted;
+  for a truth-blank question, 1 only when the predicted answer_value is blank.
+  So an abstention on an answerable question loses value and ref, not na.
 
-Lenient vs strict (both reported): in both, a truth-blank question gets the value
-credit only for a blank prediction, in any blank spelling (``is_blank``, empty,
-``na``, ``n/a``, the "Unable to answer ..." sentence). They differ only on ranges:
-lenient credits a scalar inside the truth range (edges with the same tolerance),
-strict needs the range itself. ref and na are the same in both.
+Views (all reported; the headline everywhere is ``score``):
+- ``score`` (official): the rules above.
+- ``strict``: a truth-blank question needs a blank prediction for the value
+  credit, and a range truth needs a range prediction; ref and na as official.
+- ``symmetric``: strict value, and na = 1 only when the prediction is blank
+  exactly when the truth is (an abstention on an answerable question loses the
+  na credit too). This is what treerag called "strict" before the official
+  metric was adopted; it is kept so older numbers can be compared.
+Blank predictions, in any spelling (``is_blank``, empty, ``na``, ``n/a``, the
+"Unable to answer ..." sentence), never score as text.
 """
 from __future__ import annotations
 
@@ -57,7 +66,7 @@ Value = Scalar | Range | tuple[Scalar, ...] | None
 
 @dataclass(frozen=True)
 class QuestionScore:
-    """One question's metric parts; ``score`` is lenient, ``strict_score`` strict."""
+    """One question's metric parts: official ``score``, ``strict_score``, ``symmetric_score``."""
 
     value: float
     ref: float
@@ -65,6 +74,8 @@ class QuestionScore:
     score: float
     strict_value: float
     strict_score: float
+    symmetric_na: float
+    symmetric_score: float
     truth_blank: bool
     pred_blank: bool
     question_type: QuestionType
@@ -200,10 +211,11 @@ def score_question(truth_row: dict[str, Any], pred_row: dict[str, Any]) -> Quest
     truth = parse_value(truth_row.get("answer_value"))
     pred = parse_value(pred_row.get("answer_value"))
     truth_blank, pred_blank = truth is None, pred is None
-    value = float(_value_match(truth, pred, strict=False))
+    value = 1.0 if truth_blank else float(_value_match(truth, pred, strict=False))
     strict_value = float(_value_match(truth, pred, strict=True))
     ref = _jaccard(parse_ref_ids(truth_row.get("ref_id")), parse_ref_ids(pred_row.get("ref_id")))
-    na = float(truth_blank == pred_blank)
+    na = float(pred_blank) if truth_blank else 1.0
+    symmetric_na = float(truth_blank == pred_blank)
     return QuestionScore(
         value=value,
         ref=ref,
@@ -211,6 +223,8 @@ def score_question(truth_row: dict[str, Any], pred_row: dict[str, Any]) -> Quest
         score=_weighted(value, ref, na),
         strict_value=strict_value,
         strict_score=_weighted(strict_value, ref, na),
+        symmetric_na=symmetric_na,
+        symmetric_score=_weighted(strict_value, ref, symmetric_na),
         truth_blank=truth_blank,
         pred_blank=pred_blank,
         question_type=_question_type(truth, str(truth_row.get("question") or "")),
@@ -258,12 +272,12 @@ def error_category(truth_row: dict[str, Any], pred_row: dict[str, Any], qs: Ques
     10^k, k != 0; rounding: error <= 10%; else value_selection), else
     categorical_mismatch (text, and flipped True/False).
     """
+    if qs.truth_blank and not qs.pred_blank:
+        return "false_answer_on_na"
     if qs.value == 1 and qs.ref == 1:
         return "correct"
     if qs.pred_blank and not qs.truth_blank:
         return "unnecessary_abstention"
-    if qs.truth_blank and not qs.pred_blank:
-        return "false_answer_on_na"
     if qs.value == 1:
         return "reference_mismatch"
     truth = parse_value(truth_row.get("answer_value"))
@@ -293,6 +307,8 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "score": pl.Float64,
     "strict_value": pl.Float64,
     "strict_score": pl.Float64,
+    "symmetric_na": pl.Float64,
+    "symmetric_score": pl.Float64,
     "question_type": pl.String,
     "error_category": pl.String,
 }
@@ -349,6 +365,8 @@ def score_submission(
                 "score": qs.score,
                 "strict_value": qs.strict_value,
                 "strict_score": qs.strict_score,
+                "symmetric_na": qs.symmetric_na,
+                "symmetric_score": qs.symmetric_score,
                 "question_type": qs.question_type,
                 "error_category": error_category(truth, pred, qs),
             }
@@ -369,6 +387,12 @@ def score_submission(
             "value": mean("strict_value"),
             "ref": mean("ref"),
             "na": mean("na"),
+        },
+        "symmetric": {
+            "score": mean("symmetric_score"),
+            "value": mean("strict_value"),
+            "ref": mean("ref"),
+            "na": mean("symmetric_na"),
         },
     }
     return summary, table
