@@ -1,0 +1,154 @@
+"""The hand-written dev set (data/wattbot/dev_QA.csv) and the checks that keep it honest."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from stages.core import devset
+from stages.core.devset import (COLUMNS, check_file, eval_arithmetic, grounded_number, kind, max_overlap,
+                                normalise_text, numbers_in, read_rows)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "wattbot"
+DEV = DATA / "dev_QA.csv"
+
+
+@pytest.fixture(scope="module")
+def dev_rows() -> list[dict[str, str]]:
+    return [r.data for r in read_rows(DEV)]
+
+
+def test_dev_set_size_and_mix(dev_rows: list[dict[str, str]]) -> None:
+    kinds = [kind(r) for r in dev_rows]
+    n = len(kinds)
+    assert n >= 150
+    assert kinds.count("numeric") + kinds.count("range") >= 0.6 * n  # about two thirds numeric, like test_Q
+    assert 0.04 * n <= kinds.count("na") <= 0.10 * n  # ~6% unanswerable
+    assert kinds.count("true_false") >= 15 and kinds.count("text") >= 10 and kinds.count("range") >= 10
+    tf = [r["answer_value"] for r in dev_rows if kind(r) == "true_false"]
+    assert tf.count("0") >= tf.count("1")  # False answers are where a small model leans wrong
+    hard = [t for r in dev_rows for t in devset.hard_kinds(r)]
+    for tag in ("table_value", "unit_conversion", "arithmetic", "magnitude_word", "named_paper"):
+        assert hard.count(tag) >= 10, tag
+
+
+def test_dev_ids_are_their_own(dev_rows: list[dict[str, str]]) -> None:
+    """Dev ids never collide with train/test ids (q###), so results can be joined safely."""
+    ids = [r["id"] for r in dev_rows]
+    assert len(set(ids)) == len(ids)
+    assert all(i.startswith("d") for i in ids)
+
+
+def test_every_quote_value_and_overlap_check_passes() -> None:
+    """Quotes occur in the cited documents, values follow from the quotes, no test_Q echo."""
+    problems = check_file(DEV, DATA / "corpus", DATA / "test_Q.csv")
+    assert problems == []
+
+
+def test_no_dev_question_echoes_a_test_question(dev_rows: list[dict[str, str]]) -> None:
+    with open(DATA / "test_Q.csv", newline="", encoding="utf-8-sig") as f:
+        tests = [r["question"] for r in csv.DictReader(f)]
+    worst = max(max_overlap(r["question"], tests)[0] for r in dev_rows)
+    assert worst < devset.MAX_TEST_OVERLAP
+
+
+# --- the checker itself must be able to fail ------------------------------------
+
+def _write(tmp_path: Path, rows: list[list[str]]) -> Path:
+    p = tmp_path / "qa.csv"
+    with open(p, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        w.writerows(rows)
+    return p
+
+
+def _corpus(tmp_path: Path) -> Path:
+    d = tmp_path / "corpus"
+    d.mkdir()
+    (d / "doc1.json").write_text('{"text": "Training used 24 MWh and pro-\\nduced 4.3 net tCO 2 e. '
+                                 'The run cost 5.6 billion dollars. Table 1: Human life, avg, 1 year 11,023"}')
+    return d
+
+
+def test_checker_accepts_good_rows(tmp_path: Path) -> None:
+    rows = [
+        ["d1", "How much energy?", "24 MWh", "24", "MWh", "['doc1']", "['u']", "Training used 24 MWh", "Quote"],
+        ["d2", "Energy in kWh?", "24000 kWh", "24000", "kWh", "['doc1']", "['u']", "Training used 24 MWh",
+         "Math: 24 * 1000 = 24000"],
+        ["d3", "Cost in USD?", "5.6 billion", "5600000000", "USD", "['doc1']", "['u']",
+         "The run cost 5.6 billion dollars.", "Quote"],
+        ["d4", "lbs for a life?", "11023 lbs", "11023", "lbs", "['doc1']", "['u']",
+         "Table 1: ... Human life, avg, 1 year 11,023", "Table 1"],
+        ["d5", "Emissions?", "4.3 tCO2e", "4.3", "tCO2e", "['doc1']", "['u']", "and produced 4.3 net tCO2e", "Quote"],
+        ["d6", "Unknown?", devset.NA_ANSWER, "is_blank", "MWh", "is_blank", "is_blank", "is_blank", "is_blank"],
+    ]
+    assert check_file(_write(tmp_path, rows), _corpus(tmp_path), None) == []
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (["d1", "q?", "a", "24", "MWh", "['doc1']", "['u']", "Training used 25 MWh", "Quote"], "quote not found"),
+        (["d1", "q?", "a", "25", "MWh", "['doc1']", "['u']", "Training used 24 MWh", "Quote"], "not a number"),
+        (["d1", "q?", "a", "24", "MWh", "['nodoc']", "['u']", "Training used 24 MWh", "Quote"], "unknown documents"),
+        (["d1", "q?", "a", "24", "is_blank", "['doc1']", "['u']", "Training used 24 MWh", "Quote"], "needs its unit"),
+        (["d1", "q?", "a", "48", "MWh", "['doc1']", "['u']", "Training used 24 MWh", "Math: 24 * 3 = 48"],
+         "= 72, not 48"),
+        (["d1", "q?", "a", "48", "MWh", "['doc1']", "['u']", "Training used 24 MWh", "Math: 24 * 2.5 = 60"],
+         "operand 2.5"),
+        (["d1", "True or False: x", "a", "yes", "is_blank", "['doc1']", "['u']", "Training used 24 MWh", "Quote"],
+         "must be 1 or 0"),
+        (["d1", "q?", "a", "is_blank", "MWh", "['doc1']", "['u']", "is_blank", "is_blank"], "ref_id = is_blank"),
+    ],
+)
+def test_checker_rejects_bad_rows(tmp_path: Path, row: list[str], message: str) -> None:
+    problems = check_file(_write(tmp_path, [row]), _corpus(tmp_path), None)
+    assert any(message in p for p in problems), problems
+
+
+def test_checker_rejects_a_test_question_echo(tmp_path: Path) -> None:
+    tests = tmp_path / "test_Q.csv"
+    tests.write_text("id,question\nq1,How much energy did the training run use in MWh?\n")
+    row = ["d1", "How much energy did the training run use, in MWh?", "24 MWh", "24", "MWh", "['doc1']", "['u']",
+           "Training used 24 MWh", "Quote"]
+    problems = check_file(_write(tmp_path, [row]), _corpus(tmp_path), tests)
+    assert any("word overlap" in p for p in problems)
+
+
+def test_checker_names_wrong_columns(tmp_path: Path) -> None:
+    p = tmp_path / "bad.csv"
+    p.write_text("id,question\nd1,x\n")
+    with pytest.raises(ValueError, match="bad.csv: columns"):
+        read_rows(p)
+
+
+# --- helpers ---------------------------------------------------------------------
+
+def test_normalise_text_joins_hyphenation_and_spacing() -> None:
+    assert normalise_text("pro-\nduced  4.3 net\ntCO 2 e") == normalise_text("produced 4.3 net tCO2e")
+    assert normalise_text("on-demand") == normalise_text("on-\ndemand")
+    assert normalise_text("A\u2013B \u201cx\u201d") == normalise_text('A-B "x"')
+
+
+def test_numbers_in_reads_separators_exponents_and_magnitude_words() -> None:
+    nums = numbers_in("11,023 lbs, 1.01E+11 FLOPs, 5.6 billion USD, -3 dB, 2.5 x 10^6")
+    for expected in (11023, 1.01e11, 5.6, 5.6e9, -3, 2.5e6):
+        assert any(abs(n - expected) <= 1e-9 * max(1, abs(expected)) for n in nums), expected
+
+
+def test_grounded_number_allows_magnitude_and_percent_factors() -> None:
+    assert grounded_number(24000, [24.0])  # MWh -> kWh
+    assert grounded_number(0.132, [13.2])  # percent -> fraction
+    assert not grounded_number(25, [24.0])
+
+
+def test_eval_arithmetic_is_whitelisted() -> None:
+    value, ops = eval_arithmetic("(1438 / 99.8) - 0.5 × 2")
+    assert value == pytest.approx(1438 / 99.8 - 1.0)
+    assert ops == [1438.0, 99.8, 0.5, 2.0]
+    for bad in ("__import__('os')", "open('x')", "2 ** 1000", "x + 1", "[1][0]", "(lambda: 1)()"):
+        with pytest.raises((ValueError, SyntaxError)):
+            eval_arithmetic(bad)
