@@ -16,6 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import polars as pl
+from tqdm import tqdm
+
 from stages.core.llm import LLM
 from stages.core.normalize import normalize_value
 from stages.core.types import BLANK, Answer
@@ -270,3 +273,52 @@ def answer_question(
         if not ans.is_blank:
             break
     return out
+
+
+def context_blocks(contexts: pl.DataFrame) -> dict[str, list[list[ContextBlock]]]:
+    """question_id -> [attempt 0 blocks, attempt 1 blocks, ...] from retrieve's context rows."""
+    ctx = contexts.sort("question_id", "attempt", "rank")
+    out: dict[str, list[list[ContextBlock]]] = {}
+    for (qid, attempt), g in ctx.group_by("question_id", "attempt", maintain_order=True):
+        levels = out.setdefault(qid, [])
+        while len(levels) <= attempt:
+            levels.append([])
+        levels[attempt] = [ContextBlock(d, t, m) for d, t, m in g.select("doc_id", "text", "media").iter_rows()]
+    return out
+
+
+MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String)}
+
+
+def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
+                   params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
+                   desc: str = "answer") -> list[list[dict[str, Any]]]:
+    """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
+
+    Questions are the outer loop so that the server reuses the cached context prefix
+    and members 1..n-1 pay only for generation; the answer stage and the answer
+    benchmark both call this, so they answer exactly alike.
+    """
+    rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
+    stats = getattr(llm, "stats", None)
+    bar = tqdm(total=questions.height * ensemble.n, desc=desc, unit="call")
+    for q in questions.iter_rows(named=True):
+        unit = q.get("answer_unit") or BLANK
+        for i in range(ensemble.n):
+            seed = ensemble.seed + i
+            res = answer_question(llm, q["id"], q["question"], unit, contexts.get(q["id"], [[]]), params, seed,
+                                  corpus_ids)
+            a = res.answer
+            rows[i].append({
+                "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
+                "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
+                "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
+                "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
+                "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
+                "cache_hits": res.cache_hits, "model": model, "seed": seed,
+            })
+            bar.update(1)
+            if stats is not None:
+                bar.set_postfix(hits=stats.hits, new=stats.misses)
+    bar.close()
+    return rows

@@ -127,7 +127,11 @@ def read_submission_answers(path: str | Path) -> dict[str, Answer]:
 
 def read_member(path: Path) -> dict[str, Answer]:
     """One ensemble member's answers (artifacts/answers/run_<i>.parquet)."""
-    df = read_parquet(path, "answer")
+    return member_answers(read_parquet(path, "answer"))
+
+
+def member_answers(df: pl.DataFrame) -> dict[str, Answer]:
+    """Answers keyed by question id from a member's rows (the answer stage's columns)."""
     return {
         r["question_id"]: Answer(r["question_id"], r["answer"], r["answer_value"], r["answer_unit"],
                                  list(r["ref_id"] or []), r["explanation"], r["supporting_materials"])

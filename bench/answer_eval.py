@@ -1,0 +1,110 @@
+"""Score an answering configuration on dev_QA / train_QA from fixed retrieval contexts.
+
+    python bench/answer_eval.py run --name baseline                      # params.yaml as is
+    python bench/answer_eval.py run --name t0 -S answer.temperature=0 --sets dev
+    python bench/answer_eval.py compare baseline t0                      # paired bootstrap per set
+
+Needs the built index (`dvc repro index`). Contexts are retrieved once per (questions
+file, retrieval params) into bench/results/answer_eval/contexts/ and reused, so two
+configurations see identical contexts. LLM replies come from the persistent response
+cache when they were asked before, so a rerun costs nothing and a killed run resumes.
+Results per configuration and set in bench/results/answer_eval/<name>/<set>/:
+summary.json (official / strict / symmetric, cost), by_type.csv, verdicts.csv,
+submission.csv and the members' answers.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, retrieve_contexts,  # noqa: E402
+                                     run_config, type_table)
+from stages.core.llm import LLMParams, llm_session  # noqa: E402
+from stages.core.params import load_params, section  # noqa: E402
+
+OUT = ROOT / "bench" / "results" / "answer_eval"
+SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" / "wattbot" / "train_QA.csv"}
+
+
+def _contexts(name: str, path: Path, params: dict) -> pl.DataFrame:
+    cached = OUT / "contexts" / f"{name}-{contexts_key(path, params)}.parquet"
+    if cached.exists():
+        return pl.read_parquet(cached)
+    ctx = retrieve_contexts(pl.read_csv(path, infer_schema=False), params, ROOT / "artifacts" / "index",
+                            ROOT / "artifacts" / "tree" / "nodes.parquet")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    ctx.write_parquet(cached)
+    return ctx
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
+    if args.n is not None:
+        params["ensemble"]["n"] = args.n
+    with llm_session(section(LLMParams, "llm", params)) as llm:
+        for set_name in args.sets:
+            path = SETS.get(set_name, Path(set_name))
+            ctx = _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params)
+            res = run_config(llm, params, Path(path), ctx, ROOT / params["data"]["metadata"],
+                             desc=f"{args.name}/{set_name}")
+            out = OUT / args.name / set_name
+            out.mkdir(parents=True, exist_ok=True)
+            res.summary["config"] = {"overrides": args.set, "n": params["ensemble"]["n"], "questions": str(path)}
+            (out / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True) + "\n")
+            type_table(res.verdicts).write_csv(out / "by_type.csv")
+            res.verdicts.write_csv(out / "verdicts.csv")
+            res.submission.write_csv(out / "submission.csv")
+            for i, m in enumerate(res.members):
+                m.write_parquet(out / f"run_{i}.parquet")
+            s = res.summary
+            print(f"{args.name}/{set_name}: official {s['score']:.4f}  strict {s['strict']['score']:.4f}  "
+                  f"symmetric {s['symmetric']['score']:.4f}  n={s['n']}  members {s['member_scores']}  "
+                  f"cost {s['cost']}")
+            print(type_table(res.verdicts))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    for set_name in args.sets:
+        a_path, b_path = OUT / args.a / set_name / "verdicts.csv", OUT / args.b / set_name / "verdicts.csv"
+        missing = [str(p) for p in (a_path, b_path) if not p.exists()]
+        if missing:
+            print(f"compare: {set_name}: not run yet: {', '.join(missing)}", file=sys.stderr)
+            continue
+        d = compare_verdicts(pl.read_csv(a_path), pl.read_csv(b_path), column=args.column)
+        types = ", ".join(f"{t} {v:+.3f} (n={n})" for t, (n, v) in d.per_type.items())
+        print(f"{set_name}: {args.b} - {args.a} = {d.delta:+.4f} [{d.low:+.4f}, {d.high:+.4f}] 95% paired bootstrap, "
+              f"P(delta<=0)={d.p_not_better:.3f}, n={d.n}; per type: {types}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    parser = argparse.ArgumentParser(prog="bench/answer_eval.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="answer and score one configuration")
+    run.add_argument("--name", required=True, help="results folder name of this configuration")
+    run.add_argument("-S", "--set", action="append", default=[], help="override section.key=value (repeatable)")
+    run.add_argument("--n", type=int, default=None, help="ensemble size (default: params.yaml)")
+    run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
+    cmp = sub.add_parser("compare", help="paired bootstrap of configuration B against A")
+    cmp.add_argument("a")
+    cmp.add_argument("b")
+    cmp.add_argument("--sets", nargs="+", default=["dev", "train"])
+    cmp.add_argument("--column", default="score", choices=["score", "strict_score", "symmetric_score"])
+    args = parser.parse_args(argv)
+    return cmd_run(args) if args.cmd == "run" else cmd_compare(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""Score an answering configuration on labelled questions from fixed retrieval contexts.
+
+Reader designs are compared on the same contexts, so a score difference is the
+reader's and not retrieval's. Contexts are retrieved once per (questions file,
+retrieval params) and reused; every LLM call goes through the response cache, so a
+rerun, a killed run or a wider ensemble pays only for calls not made before.
+Results: official / strict / symmetric scores overall and per question type, tokens
+and seconds per question, and a paired bootstrap between two configurations.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import yaml
+
+from stages.core.answering import (MEMBER_SCHEMA_OVERRIDES, AnswerParams, EnsembleParams, answer_members,
+                                   context_blocks)
+from stages.core.compare import paired_bootstrap
+from stages.core.dataio import read_metadata, read_questions
+from stages.core.llm import LLM, LLMParams
+from stages.core.params import ParamError, section
+from stages.core.retrieval import RetrieveParams
+from stages.core.scoring import score_submission
+from stages.core.submission import build_submission
+from stages.core.voting import VoteParams, member_answers, vote_all
+
+SCORE_VIEWS = ("score", "strict_score", "symmetric_score")
+
+
+def apply_overrides(params: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """params with ``section.key=value`` overrides (values parsed as YAML, like ``dvc exp run -S``)."""
+    out = copy.deepcopy(params)
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) != 2 or not all(parts):
+            raise ParamError(f"override {item!r}: expected section.key=value")
+        sec, name = parts
+        if not isinstance(out.get(sec), dict):
+            raise ParamError(f"override {item!r}: params.yaml has no section {sec!r}")
+        out[sec][name] = yaml.safe_load(raw)
+    return out
+
+
+def contexts_key(questions_path: Path, params: dict[str, Any]) -> str:
+    """A short hash of what decides the contexts: the questions file and the retrieval params."""
+    blob = json.dumps({"questions": questions_path.read_text(encoding="utf-8-sig"),
+                       "retrieve": params.get("retrieve"), "plan": params.get("plan"),
+                       "index": params.get("index"), "embed": params.get("embed"),
+                       "answer_retries": [params["answer"].get("max_retries"), params["answer"].get("retry_k_factor")]},
+                      sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def retrieve_contexts(questions: pl.DataFrame, params: dict[str, Any], index_dir: Path,
+                      nodes_path: Path) -> pl.DataFrame:
+    """Context rows (every attempt) for each question, the question alone as the query.
+
+    Same code path as the retrieve stage with ``plan.n_queries: 1`` (the default).
+    """
+    from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
+    from stages.core.retriever import CONTEXT_SCHEMA, Retriever, context_rows, retrieve_attempts
+
+    if int((params.get("plan") or {}).get("n_queries", 1)) != 1:
+        raise ParamError("answer_eval retrieves with the question alone: set plan.n_queries=1")
+    p = section(RetrieveParams, "retrieve", params)
+    ap = section(AnswerParams, "answer", params)
+    cache = EmbeddingCache()
+    try:
+        retriever = Retriever(index_dir, pl.read_parquet(nodes_path), make_embedder(section(EmbedParams, "embed", params)),
+                              cache)
+        qs = questions["question"].to_list()
+        retriever.prepare(qs)
+        rows: list[dict[str, object]] = []
+        for qid, q in zip(questions["id"].to_list(), qs, strict=True):
+            for attempt, units in enumerate(retrieve_attempts(retriever, [q], p, ap.max_retries, ap.retry_k_factor)):
+                rows += context_rows(qid, attempt, units)
+    finally:
+        cache.close()
+    return pl.DataFrame(rows, schema=CONTEXT_SCHEMA)
+
+
+@dataclass
+class EvalRun:
+    """One configuration answered on one question set."""
+
+    members: list[pl.DataFrame]
+    submission: pl.DataFrame
+    verdicts: pl.DataFrame
+    summary: dict[str, Any]
+
+
+def score_members(labels: pl.DataFrame, members: list[pl.DataFrame], vote: VoteParams,
+                  urls: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
+    """Vote the members as the vote stage does, build the submission, score it."""
+    voted = vote_all([member_answers(m) for m in members], labels["id"].to_list(), vote)
+    submission = build_submission(labels, voted, urls)
+    summary, verdicts = score_submission(labels, submission, "labels", "submission")
+    return submission, verdicts, summary
+
+
+def type_table(verdicts: pl.DataFrame) -> pl.DataFrame:
+    """Per question type (and 'all'): n, official / strict / symmetric score, value, ref, na."""
+    aggs = [pl.len().alias("n"), *(pl.col(c).mean().round(4).alias(c) for c in (*SCORE_VIEWS, "value", "ref", "na"))]
+    by_type = verdicts.group_by("question_type").agg(aggs).sort("question_type")
+    overall = verdicts.select(aggs).with_columns(pl.lit("all").alias("question_type"))
+    return pl.concat([by_type, overall.select(by_type.columns)])
+
+
+def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts: pl.DataFrame,
+               metadata_path: Path, desc: str = "answer") -> EvalRun:
+    """Answer every question of the file with the params' answer/ensemble/vote sections and score it."""
+    labels = read_questions(questions_path)
+    ap = section(AnswerParams, "answer", params)
+    ens = section(EnsembleParams, "ensemble", params)
+    llm_params = section(LLMParams, "llm", params)
+    meta = read_metadata(metadata_path)
+    urls = dict(zip(meta["id"].to_list(), meta["url"].to_list(), strict=True)) if "url" in meta.columns else {}
+    t0 = time.perf_counter()
+    rows = answer_members(llm, llm_params.model, labels, context_blocks(contexts), ap, ens,
+                          set(meta["id"].to_list()), desc=desc)
+    wall = time.perf_counter() - t0
+    members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
+    submission, verdicts, summary = score_members(labels, members, section(VoteParams, "vote", params), urls)
+    all_rows = pl.concat(members)
+    n_q = max(labels.height, 1)
+    summary["cost"] = {
+        "questions": labels.height, "members": ens.n,
+        "wall_s": round(wall, 1),
+        "llm_s_per_question": round(float(all_rows["latency_s"].sum()) / n_q, 2),
+        "prompt_tokens_per_question": round(float(all_rows["prompt_tokens"].sum()) / n_q, 1),
+        "completion_tokens_per_question": round(float(all_rows["completion_tokens"].sum()) / n_q, 1),
+        "calls": int(all_rows["attempts"].sum()), "cache_hits": int(all_rows["cache_hits"].sum()),
+    }
+    summary["member_scores"] = [score_members(labels, [m], section(VoteParams, "vote", params), urls)[2]["score"]
+                                for m in members]
+    return EvalRun(members, submission, verdicts, summary)
+
+
+@dataclass(frozen=True)
+class ConfigDelta:
+    """B - A on one question set: paired bootstrap overall and the mean delta per question type."""
+
+    n: int
+    delta: float
+    low: float
+    high: float
+    p_not_better: float
+    per_type: dict[str, tuple[int, float]]
+
+
+def compare_verdicts(a: pl.DataFrame, b: pl.DataFrame, column: str = "score", n_boot: int = 10000,
+                     seed: int = 0) -> ConfigDelta:
+    """Paired bootstrap of B - A over the questions both verdict tables share (same ids required)."""
+    ids_a, ids_b = set(a["id"].to_list()), set(b["id"].to_list())
+    if ids_a != ids_b:
+        raise ValueError(f"verdicts cover different questions ({len(ids_a ^ ids_b)} ids differ)")
+    j = a.select("id", "question_type", pl.col(column).alias("a")).join(
+        b.select("id", pl.col(column).alias("b")), on="id").sort("id")
+    bt = paired_bootstrap(j["a"].to_numpy(), j["b"].to_numpy(), n_boot=n_boot, seed=seed)
+    per_type = {str(t): (g.height, float(np.mean(g["b"].to_numpy() - g["a"].to_numpy())))
+                for (t,), g in j.group_by("question_type", maintain_order=True)}
+    return ConfigDelta(j.height, bt.delta, bt.low, bt.high, bt.p_not_better, dict(sorted(per_type.items())))

@@ -1,0 +1,113 @@
+"""The answer benchmark's core: overrides, scoring of voted members, per-type table, paired comparison."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from stages.core.answer_eval import apply_overrides, compare_verdicts, run_config, type_table
+from stages.core.llm import Completion
+from stages.core.params import ParamError
+from stages.core.retriever import CONTEXT_SCHEMA
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LABELS = """id,question,answer,answer_value,answer_unit,ref_id,ref_url,supporting_materials,explanation
+d1,How much energy did GShard use?,24 MWh,24,MWh,['patterson2021'],['u'],x,Quote
+d2,True or False: GShard used more than 100 MWh.,False,0,is_blank,['patterson2021'],['u'],x,Quote
+d3,What did Iceland's PUE average?,x,is_blank,PUE,is_blank,is_blank,is_blank,is_blank
+"""
+
+
+@dataclass
+class KeyedLLM:
+    """Answers by question text; seed 1 answers d1 wrongly (a unit-test stand-in)."""
+
+    calls: list[int] = field(default_factory=list)
+
+    def complete(self, messages, *, temperature, seed, max_tokens, response_format=None):
+        self.calls.append(seed)
+        body = messages[-1]["content"]
+        if "GShard use?" in body:
+            value = "24" if seed != 1 else "4.3"
+            reply = {"explanation": "used 24 MWh", "answer": value, "answer_value": value, "ref_id": ["patterson2021"]}
+        elif "True or False" in body:
+            reply = {"explanation": "x", "answer": "False", "answer_value": "0", "ref_id": ["patterson2021"]}
+        else:
+            reply = {"explanation": "x", "answer": "1.1", "answer_value": "1.1", "ref_id": ["patterson2021"]}
+        return Completion(text=json.dumps(reply), prompt_tokens=100, completion_tokens=10, latency_s=2.0)
+
+
+def _params(n: int) -> dict:
+    params = yaml_params()
+    params["ensemble"]["n"] = n
+    return params
+
+
+def yaml_params() -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+def _contexts() -> pl.DataFrame:
+    rows = [{"question_id": q, "attempt": 0, "rank": 0, "node_id": "patterson2021:sec1:p1", "doc_id": "patterson2021",
+             "score": 1.0, "frequency": 1, "source": "bm25", "page": 1, "n_tokens": 20, "media": None,
+             "text": "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e."} for q in ("d1", "d2", "d3")]
+    return pl.DataFrame(rows, schema=CONTEXT_SCHEMA)
+
+
+def test_run_config_votes_members_and_scores_officially(tmp_path: Path) -> None:
+    labels = tmp_path / "dev.csv"
+    labels.write_text(LABELS)
+    llm = KeyedLLM()
+    res = run_config(llm, _params(3), labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
+    assert llm.calls == [0, 1, 2] * 3  # questions outer, members inner
+    # d1: members 24, 4.3, 24 -> 24 wins; d2 right; d3 answered on a blank truth -> 0.75 officially
+    by_id = dict(zip(res.verdicts["id"].to_list(), res.verdicts["score"].to_list(), strict=True))
+    assert by_id == pytest.approx({"d1": 1.0, "d2": 1.0, "d3": 0.75})
+    assert res.summary["score"] == pytest.approx(2.75 / 3, abs=1e-4)
+    assert res.summary["strict"]["score"] == pytest.approx(2 / 3, abs=1e-4)
+    assert res.summary["member_scores"][1] == pytest.approx((0.25 + 1 + 0.75) / 3, abs=1e-4)
+    assert res.summary["cost"]["prompt_tokens_per_question"] == pytest.approx(300)
+    assert res.summary["cost"]["llm_s_per_question"] == pytest.approx(6.0)
+    assert re.fullmatch(r"\['patterson2021'\]", res.submission["ref_id"][0])
+
+
+def test_type_table_has_every_type_and_all() -> None:
+    verdicts = pl.DataFrame({"question_type": ["numeric", "numeric", "na"], "score": [1.0, 0.0, 0.75],
+                             "strict_score": [1.0, 0.0, 0.0], "symmetric_score": [1.0, 0.0, 0.0],
+                             "value": [1.0, 0.0, 1.0], "ref": [1.0, 0.0, 0.0], "na": [1.0, 1.0, 0.0]})
+    t = type_table(verdicts)
+    assert t["question_type"].to_list() == ["na", "numeric", "all"]
+    assert t.filter(pl.col("question_type") == "numeric")["score"][0] == pytest.approx(0.5)
+    assert t.filter(pl.col("question_type") == "all")["n"][0] == 3
+
+
+def test_compare_verdicts_paired_delta_and_per_type() -> None:
+    a = pl.DataFrame({"id": ["x", "y", "z", "w"], "question_type": ["numeric", "numeric", "text", "text"],
+                      "score": [0.0, 1.0, 0.25, 1.0]})
+    b = pl.DataFrame({"id": ["w", "z", "y", "x"], "question_type": ["text", "text", "numeric", "numeric"],
+                      "score": [1.0, 1.0, 1.0, 1.0]})
+    d = compare_verdicts(a, b, n_boot=2000)
+    assert d.delta == pytest.approx((1.0 + 0.75) / 4)
+    assert d.low <= d.delta <= d.high
+    assert d.per_type["numeric"] == (2, pytest.approx(0.5))
+    assert d.per_type["text"] == (2, pytest.approx(0.375))
+    with pytest.raises(ValueError, match="different questions"):
+        compare_verdicts(a, b.head(3))
+
+
+def test_apply_overrides_parses_yaml_values_and_names_bad_keys() -> None:
+    base = {"answer": {"temperature": 0.7}, "ensemble": {"n": 3}}
+    out = apply_overrides(base, ["answer.temperature=0", "ensemble.n=1"])
+    assert out["answer"]["temperature"] == 0 and out["ensemble"]["n"] == 1
+    assert base["answer"]["temperature"] == 0.7  # the input is not changed
+    with pytest.raises(ParamError, match="no section 'nope'"):
+        apply_overrides(base, ["nope.x=1"])
+    with pytest.raises(ParamError, match="section.key=value"):
+        apply_overrides(base, ["answer.temperature"])
