@@ -53,23 +53,31 @@ def cmd_run(args: argparse.Namespace) -> int:
         for set_name in args.sets:
             path = SETS.get(set_name, Path(set_name))
             ctx = _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params)
-            res = run_config(llm, params, Path(path), ctx, ROOT / params["data"]["metadata"],
-                             desc=f"{args.name}/{set_name}")
-            out = OUT / args.name / set_name
-            out.mkdir(parents=True, exist_ok=True)
-            res.summary["config"] = {"overrides": args.set, "n": params["ensemble"]["n"], "questions": str(path)}
-            (out / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True) + "\n")
-            type_table(res.verdicts).write_csv(out / "by_type.csv")
-            res.verdicts.write_csv(out / "verdicts.csv")
-            res.submission.write_csv(out / "submission.csv")
-            for i, m in enumerate(res.members):
-                m.write_parquet(out / f"run_{i}.parquet")
-            s = res.summary
-            print(f"{args.name}/{set_name}: official {s['score']:.4f}  strict {s['strict']['score']:.4f}  "
-                  f"symmetric {s['symmetric']['score']:.4f}  n={s['n']}  members {s['member_scores']}  "
-                  f"cost {s['cost']}")
-            print(type_table(res.verdicts))
+            limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
+                [args.limit]
+            for limit in limits:  # each step rescored and written: a killed run leaves its last step
+                res = run_config(llm, params, Path(path), ctx, ROOT / params["data"]["metadata"],
+                                 desc=f"{args.name}/{set_name}", limit=limit)
+                _write(args, set_name, path, params, res, limit)
     return 0
+
+
+def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, res, limit: int | None) -> None:
+    out = OUT / args.name / set_name
+    out.mkdir(parents=True, exist_ok=True)
+    res.summary["config"] = {"overrides": args.set, "n": params["ensemble"]["n"], "questions": str(path),
+                             "limit": limit, "sample": "first `limit` ids in sha256 order" if limit else "all"}
+    (out / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True) + "\n")
+    type_table(res.verdicts).write_csv(out / "by_type.csv")
+    res.verdicts.write_csv(out / "verdicts.csv")
+    res.submission.write_csv(out / "submission.csv")
+    for i, m in enumerate(res.members):
+        m.write_parquet(out / f"run_{i}.parquet")
+    s = res.summary
+    print(f"{args.name}/{set_name}: official {s['score']:.4f}  strict {s['strict']['score']:.4f}  "
+          f"symmetric {s['symmetric']['score']:.4f}  n={s['n']}  members {s['member_scores']}  "
+          f"cost {s['cost']}")
+    print(type_table(res.verdicts))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -97,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("-S", "--set", action="append", default=[], help="override section.key=value (repeatable)")
     run.add_argument("--n", type=int, default=None, help="ensemble size (default: params.yaml)")
     run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
+    run.add_argument("--limit", type=int, default=None,
+                     help="only a fixed random sample of this many questions per set (grows by prefix)")
+    run.add_argument("--step", type=int, default=None,
+                     help="with --limit: score and write the results every this many questions")
     cmp = sub.add_parser("compare", help="paired bootstrap of configuration B against A")
     cmp.add_argument("a")
     cmp.add_argument("b")

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from stages.core.answer_eval import apply_overrides, compare_verdicts, run_config, type_table
+from stages.core.answer_eval import apply_overrides, compare_verdicts, run_config, sample_order, type_table
 from stages.core.llm import Completion
 from stages.core.params import ParamError
 from stages.core.retriever import CONTEXT_SCHEMA
@@ -111,3 +111,14 @@ def test_apply_overrides_parses_yaml_values_and_names_bad_keys() -> None:
         apply_overrides(base, ["nope.x=1"])
     with pytest.raises(ParamError, match="section.key=value"):
         apply_overrides(base, ["answer.temperature"])
+
+
+def test_limit_answers_a_fixed_random_prefix(tmp_path: Path) -> None:
+    labels = tmp_path / "dev.csv"
+    labels.write_text(LABELS)
+    order = sample_order(["d1", "d2", "d3"])
+    assert sorted(order) == ["d1", "d2", "d3"] and sample_order(["d3", "d1", "d2"]) == order
+    res = run_config(KeyedLLM(), _params(1), labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv",
+                     limit=2)
+    assert res.verdicts["id"].to_list() == order[:2]
+    assert res.summary["n"] == 2

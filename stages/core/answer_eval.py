@@ -115,10 +115,24 @@ def type_table(verdicts: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([by_type, overall.select(by_type.columns)])
 
 
+def sample_order(ids: list[str]) -> list[str]:
+    """A fixed pseudo-random order of question ids (by hash), so that the first k of them
+    are a random sample of the set that stays the same across runs and machines."""
+    return sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+
+
 def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts: pl.DataFrame,
-               metadata_path: Path, desc: str = "answer") -> EvalRun:
-    """Answer every question of the file with the params' answer/ensemble/vote sections and score it."""
+               metadata_path: Path, desc: str = "answer", limit: int | None = None) -> EvalRun:
+    """Answer the file's questions with the params' answer/ensemble/vote sections and score them.
+
+    ``limit``: only the first ``limit`` questions of ``sample_order`` (a random sample
+    that grows by prefix, so a longer run reuses every reply of a shorter one).
+    """
     labels = read_questions(questions_path)
+    if limit is not None and limit < labels.height:
+        keep = sample_order(labels["id"].to_list())[:limit]
+        labels = labels.filter(pl.col("id").is_in(keep)).sort(
+            pl.col("id").replace_strict({q: i for i, q in enumerate(keep)}, return_dtype=pl.Int64))
     ap = section(AnswerParams, "answer", params)
     ens = section(EnsembleParams, "ensemble", params)
     llm_params = section(LLMParams, "llm", params)
@@ -134,7 +148,7 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
     n_q = max(labels.height, 1)
     summary["cost"] = {
         "questions": labels.height, "members": ens.n,
-        "wall_s": round(wall, 1),
+        "wall_s_this_run": round(wall, 1),  # cache hits cost ~0: llm_s_per_question is the real cost
         "llm_s_per_question": round(float(all_rows["latency_s"].sum()) / n_q, 2),
         "prompt_tokens_per_question": round(float(all_rows["prompt_tokens"].sum()) / n_q, 1),
         "completion_tokens_per_question": round(float(all_rows["completion_tokens"].sum()) / n_q, 1),
