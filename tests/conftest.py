@@ -1,5 +1,32 @@
-"""Make tests/ importable (shared helpers such as tiny_project)."""
+"""Make tests/ importable (shared helpers such as tiny_project) and keep the tests
+independent of the machine's network settings."""
+import os
+import socket
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@pytest.fixture(autouse=True)
+def _loopback_bypasses_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests talk to servers on 127.0.0.1 (fakes, the embedded llama.cpp server); a machine
+    with HTTP(S)_PROXY/ALL_PROXY set and no NO_PROXY for loopback would send those requests to
+    the proxy. Subprocesses (stages, dvc) inherit the patched environment."""
+    hosts = [h.strip() for name in ("NO_PROXY", "no_proxy") for h in os.environ.get(name, "").split(",") if h.strip()]
+    value = ",".join(dict.fromkeys([*hosts, *LOOPBACK]))
+    monkeypatch.setenv("NO_PROXY", value)
+    monkeypatch.setenv("no_proxy", value)
+
+
+@pytest.fixture
+def refused_port():
+    """A loopback port on which a connection is refused: bound by this test (so no other process
+    can listen there) but never listening. A fixed port (say 9) may be open on some machines."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]

@@ -177,8 +177,9 @@ def test_load_run_csv_and_workspace(tmp_path: Path) -> None:
 
 
 def _git(cwd: Path, *args: str) -> str:
+    # the machine's git config (commit.gpgsign, hooks, init templates) must not reach the test repo
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 

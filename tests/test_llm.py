@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -71,10 +72,11 @@ def test_retry_then_cache_hit_across_sessions(fake_server, tmp_path, monkeypatch
     assert FlakyHandler.calls == 3
 
 
-def test_unreachable_base_url_is_one_clear_error(tmp_path, monkeypatch):
+def test_unreachable_base_url_is_one_clear_error(tmp_path, monkeypatch, refused_port):
     monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path))
-    with pytest.raises(LLMError, match=r"llm\.base_url='http://127\.0\.0\.1:9/v1' is unreachable"):
-        with llm_session(LLMParams(base_url="http://127.0.0.1:9/v1")):
+    url = f"http://127.0.0.1:{refused_port}/v1"
+    with pytest.raises(LLMError, match=re.escape(f"llm.base_url={url!r} is unreachable")):
+        with llm_session(LLMParams(base_url=url)):
             pass
 
 

@@ -1,6 +1,8 @@
 """params.yaml validation: every wrong key or value is one clear error naming it."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from stages.core.answering import AnswerParams, EnsembleParams
@@ -11,9 +13,11 @@ from stages.core.planner import PlanParams
 from stages.core.retrieval import RetrieveParams
 from stages.core.voting import VoteParams
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def test_repository_params_yaml_parses_into_every_section():
-    params = load_params("params.yaml")
+    params = load_params(ROOT / "params.yaml")  # not the cwd: pytest may run from anywhere
     assert section(LLMParams, "llm", params).model == "qwen2.5-coder-1.5b"
     retrieve = section(RetrieveParams, "retrieve", params)
     assert retrieve.max_context_tokens == params["retrieve"]["max_context_tokens"] > 0

@@ -5,7 +5,7 @@ import numpy as np
 
 from stages.core.retrieval import RetrieveParams
 from stages.core.retriever import Retriever
-from tests.test_retrieval import make_tree
+from test_retrieval import make_tree  # tests/ is on sys.path (conftest.py)
 
 
 class SpyIndex:

@@ -42,7 +42,7 @@ def test_unknown_vote_strategy(tmp_path):
     assert_one_clear_error(r, "vote.strategy='plurality'", "answer_priority")
 
 
-def test_unreachable_llm_base_url(tmp_path):
-    r = run_stage(tmp_path, "plan", {"plan": {"n_queries": 3}, "llm": {"base_url": "http://127.0.0.1:9/v1"}},
-                  "id,question\nq1,What?\n")
-    assert_one_clear_error(r, "llm.base_url='http://127.0.0.1:9/v1' is unreachable")
+def test_unreachable_llm_base_url(tmp_path, refused_port):
+    url = f"http://127.0.0.1:{refused_port}/v1"
+    r = run_stage(tmp_path, "plan", {"plan": {"n_queries": 3}, "llm": {"base_url": url}}, "id,question\nq1,What?\n")
+    assert_one_clear_error(r, f"llm.base_url='{url}' is unreachable")
