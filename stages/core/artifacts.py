@@ -47,14 +47,14 @@ def write_parquet(df: pl.DataFrame, path: str | Path, metadata: dict[str, str] |
 def write_json(obj: Any, path: str | Path) -> Path:
     """Write JSON atomically (sorted keys, so DVC metrics diff cleanly)."""
     with _atomic(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     return Path(path)
 
 
 def write_text(text: str, path: str | Path) -> Path:
     """Write a text file atomically."""
     with _atomic(path) as tmp:
-        tmp.write_text(text)
+        tmp.write_text(text, encoding="utf-8")
     return Path(path)
 
 

@@ -108,7 +108,7 @@ def load_run(spec: str, repo: Path = Path("."), submission_path: str = SUBMISSIO
         if not sub.is_file():
             raise InputError(f"{sub}: file not found (run the pipeline first)")
         members = repo / members_path
-        return Run(spec, read_csv_tolerant(sub), _member_scores(members.read_text() if members.is_file() else None))
+        return Run(spec, read_csv_tolerant(sub), _member_scores(members.read_text(encoding="utf-8") if members.is_file() else None))
     rev = resolve_rev(spec, repo)
     text = read_at_rev(repo, submission_path, rev)
     if text is None:

@@ -132,7 +132,7 @@ def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFra
     units = bm25_units(nodes, metadata, params.bm25_window_chars)
     units.write_parquet(out_dir / "bm25_units.parquet")
     info = {"model": model, "dim": dim, "rows": table.height, "ann": ann, "bm25_units": units.height}
-    (out_dir / "index.json").write_text(json.dumps(info, indent=2) + "\n")
+    (out_dir / "index.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info
 
 
@@ -144,7 +144,7 @@ class Index:
     flat scan costs 70-100 ms per call); above it the Lance ANN index is queried."""
 
     def __init__(self, out_dir: Path) -> None:
-        self.info = json.loads((out_dir / "index.json").read_text())
+        self.info = json.loads((out_dir / "index.json").read_text(encoding="utf-8"))
         self._tbl = lancedb.connect(str(out_dir / "lance")).open_table(TABLE)
         self._exact: dict[tuple[tuple[str, ...], bool], tuple[np.ndarray, np.ndarray]] = {}
         if not self.info.get("ann"):

@@ -28,7 +28,7 @@ def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise ParamError(f"{p}: params file not found (run from the repository root)")
-    data = yaml.safe_load(p.read_text()) or {}
+    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     if not isinstance(data, dict):
         raise ParamError(f"{p}: expected a mapping of sections, got {type(data).__name__}")
     return data
