@@ -5,8 +5,9 @@
     python bench/answer_eval.py compare baseline t0                      # paired bootstrap per set
 
 Needs the built index (`dvc repro index`). Contexts are retrieved once per (questions
-file, retrieval params) into bench/results/answer_eval/contexts/ and reused, so two
-configurations see identical contexts. LLM replies come from the persistent response
+file, retrieval params) into bench/results/answer_eval/contexts/ (committed) and
+reused, so two configurations see identical contexts; --rebuild-contexts after a
+change to the retrieval code. LLM replies come from the persistent response
 cache when they were asked before, so a rerun costs nothing and a killed run resumes.
 Results per configuration and set in bench/results/answer_eval/<name>/<set>/:
 summary.json (official / strict / symmetric, cost), by_type.csv, verdicts.csv,
@@ -34,9 +35,12 @@ OUT = ROOT / "bench" / "results" / "answer_eval"
 SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" / "wattbot" / "train_QA.csv"}
 
 
-def _contexts(name: str, path: Path, params: dict) -> pl.DataFrame:
+def _contexts(name: str, path: Path, params: dict, rebuild: bool = False) -> pl.DataFrame:
+    """The set's contexts: kept (and committed) per questions file and retrieval params, so
+    reader configurations are compared on identical contexts, also across sessions. They
+    do not follow changes to the retrieval *code*: pass --rebuild-contexts after one."""
     cached = OUT / "contexts" / f"{name}-{contexts_key(path, params)}.parquet"
-    if cached.exists():
+    if cached.exists() and not rebuild:
         return pl.read_parquet(cached)
     ctx = retrieve_contexts(pl.read_csv(path, infer_schema=False), params, ROOT / "artifacts" / "index",
                             ROOT / "artifacts" / "tree" / "nodes.parquet")
@@ -52,7 +56,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     with llm_session(section(LLMParams, "llm", params)) as llm:
         for set_name in args.sets:
             path = SETS.get(set_name, Path(set_name))
-            ctx = _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params)
+            ctx = _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params,
+                            args.rebuild_contexts)
             limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
                 [args.limit]
             for limit in limits:  # each step rescored and written: a killed run leaves its last step
@@ -105,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("-S", "--set", action="append", default=[], help="override section.key=value (repeatable)")
     run.add_argument("--n", type=int, default=None, help="ensemble size (default: params.yaml)")
     run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
+    run.add_argument("--rebuild-contexts", action="store_true",
+                     help="retrieve the contexts again (after a change to the retrieval code or the index)")
     run.add_argument("--limit", type=int, default=None,
                      help="only a fixed random sample of this many questions per set (grows by prefix)")
     run.add_argument("--step", type=int, default=None,
