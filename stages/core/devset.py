@@ -10,17 +10,16 @@ mix table.
 """
 from __future__ import annotations
 
-import ast
 import csv
 import json
-import math
-import operator
 import re
 import sys
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+from stages.core.grounding import CONVERSION_CONSTANTS, close, eval_arithmetic, grounded_number, numbers_in
 
 COLUMNS = [
     "id", "question", "answer", "answer_value", "answer_unit",
@@ -29,21 +28,6 @@ COLUMNS = [
 NA_ANSWER = "Unable to answer with confidence based on the provided documents."
 MAX_TEST_OVERLAP = 0.5  # word-set Jaccard with any test_Q question must stay below
 
-# value = number_in_quote * factor: magnitudes and percent/fraction
-_FACTORS = (1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9, 1e12, 1e-12, 100.0, 0.01)
-# constants a "Math:" explanation may use without quoting them (unit conversions)
-CONVERSION_CONSTANTS = frozenset({
-    1.0, 2.0, 10.0, 100.0, 1000.0, 1e6, 1e9, 1e12,  # magnitudes, halves, percent
-    2000.0, 2204.62, 2.20462, 453.592, 0.453592, 907.185, 0.907185,  # lbs, short tons, kg
-    24.0, 60.0, 3600.0, 365.0, 7.0, 12.0, 8760.0,  # time
-    3.6, 1.60934, 3.78541,  # kWh/MJ, miles/km, gallons/liters
-})
-_MAGNITUDES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-_NUM = re.compile(
-    r"(?<![\w.])[-−]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*[x×]\s*10\^?\s*([-−]?\d+)|[eE]([+-−]?\d+))?"
-    r"(?:\s*(thousand|million|billion|trillion))?",
-    re.IGNORECASE,
-)
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -67,69 +51,6 @@ def quote_segments(quote: str) -> list[str]:
     """The parts of a quote joined by an ellipsis, each of which must occur verbatim."""
     parts = re.split(r"\.\.\.|\u2026|\s\|\s", quote.strip().strip('"').strip())
     return [p.strip() for p in parts if len(normalise_text(p)) >= 8]
-
-
-def numbers_in(text: str) -> list[float]:
-    """Every number a text states, with thousands separators, exponents and magnitude words."""
-    out: list[float] = []
-    t = unicodedata.normalize("NFKC", text).replace("−", "-")
-    for m in _NUM.finditer(t):
-        whole, frac, pow10, exp, word = m.groups()
-        v = float(whole.replace(",", "") + (frac or ""))
-        if m.group(0).lstrip().startswith("-"):
-            v = -v
-        if pow10:
-            v *= 10 ** int(pow10.replace("−", "-"))
-        elif exp:
-            v *= 10 ** int(exp.replace("−", "-"))
-        out.append(v)
-        if word:
-            out.append(v * _MAGNITUDES[word.lower()])
-    return out
-
-
-def _close(a: float, b: float, rel: float = 1e-3) -> bool:
-    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
-
-
-def grounded_number(value: float, quote_numbers: list[float]) -> bool:
-    """True if the value is a quoted number, up to a magnitude or percent factor."""
-    return any(_close(value, n * f) or _close(-value, n * f)
-               for n in quote_numbers for f in _FACTORS)
-
-
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-        ast.Div: operator.truediv, ast.Pow: operator.pow}
-
-
-def eval_arithmetic(expr: str) -> tuple[float, list[float]]:
-    """Value and operands of ``+ - * / ^ ( )`` arithmetic over numbers; anything else raises.
-
-    A small whitelist walk of the parsed tree, never ``eval``: labels are data.
-    """
-    text = expr.replace("×", "*").replace("÷", "/").replace("−", "-").replace("^", "**")
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
-    tree = ast.parse(text.strip(), mode="eval")
-    operands: list[float] = []
-
-    def walk(node: ast.AST) -> float:
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
-                and not isinstance(node.value, bool):
-            operands.append(float(node.value))
-            return float(node.value)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            left, right = walk(node.left), walk(node.right)
-            if isinstance(node.op, ast.Pow) and abs(right) > 12:
-                raise ValueError("exponent too large")
-            return float(_OPS[type(node.op)](left, right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            v = walk(node.operand)
-            return -v if isinstance(node.op, ast.USub) else v
-        raise ValueError(f"not arithmetic: {ast.dump(node)[:60]}")
-
-    return walk(tree), operands
 
 
 def math_expression(explanation: str) -> str | None:
@@ -187,7 +108,7 @@ def hard_kinds(row: dict[str, str]) -> list[str]:
     if expr is not None:
         try:
             _, ops = eval_arithmetic(expr)
-        except (ValueError, SyntaxError, ZeroDivisionError):
+        except ValueError:
             ops = []
         big = {2000.0, 2204.62, 2.20462, 453.592, 0.453592, 907.185, 0.907185, 24.0,
                60.0, 3600.0, 365.0, 8760.0, 3.6, 1.60934, 3.78541, 1000.0, 1e6, 1e9}
@@ -273,11 +194,11 @@ def check_row(row: Row, texts: dict[str, str]) -> list[str]:
         if expr is not None:
             try:
                 result, operands = eval_arithmetic(expr)
-            except (ValueError, SyntaxError, ZeroDivisionError) as e:
+            except ValueError as e:
                 problems.append(f"{where}: Math expression {expr!r} does not evaluate: {e}")
                 return problems
             decimals = len(v.split(".")[1]) if "." in v else 0
-            if k == "range" or not (_close(result, values[0], 1e-3)
+            if k == "range" or not (close(result, values[0])
                                     or round(result, decimals) == values[0]):
                 problems.append(f"{where}: Math {expr!r} = {result:.6g}, not {v}")
             for o in operands:

@@ -1,0 +1,132 @@
+"""Is a numeric answer stated in a text? Numbers in text, unit conversions, safe arithmetic.
+
+Used to check hand-written labels (a dev answer must follow from its quote) and meant
+for the reader (an answer must appear in the context units it points at): a number
+counts as grounded when the text states it, up to the conversions its unit implies
+(percent, thousand/million/billion, k/M/G prefixes, kWh/MWh/GWh, lbs/tons/kg,
+hours/days), or when it is the value of an arithmetic expression over stated numbers.
+Expressions are parsed with a whitelist walk of Python's AST, never ``eval``: they
+come from labels or from a model's reply.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+import unicodedata
+
+# value = stated number * factor, whatever the unit: magnitudes and percent <-> fraction
+MAGNITUDE_FACTORS = (1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9, 1e12, 1e-12, 100.0, 0.01)
+# conversions between units of one kind, by the unit's spelling (lower case, substring match)
+UNIT_FACTORS: tuple[tuple[tuple[str, ...], tuple[float, ...]], ...] = (
+    (("lbs", "pound", "ton"), (2000.0, 1 / 2000.0, 2204.62, 1 / 2204.62, 0.453592, 1 / 0.453592, 907.185,
+                               1 / 907.185, 1.10231, 1 / 1.10231)),
+    (("kg", "gram", "tco2", "tonne", "metric ton"), (2.20462, 1 / 2.20462, 2204.62, 1 / 2204.62)),
+    (("hour", "day", "week", "year", "minute", "second", "gpuh"), (24.0, 1 / 24.0, 60.0, 1 / 60.0, 3600.0, 1 / 3600.0,
+                                                                    7.0, 1 / 7.0, 365.0, 1 / 365.0, 8760.0, 1 / 8760.0,
+                                                                    1440.0, 1 / 1440.0)),
+    (("liter", "litre", "gallon"), (3.78541, 1 / 3.78541)),
+    (("mile", "km", "kilomet"), (1.60934, 1 / 1.60934)),
+    (("joule", "mj", "kwh"), (3.6, 1 / 3.6, 3.6e6, 1 / 3.6e6)),
+)
+# constants an arithmetic explanation may use without the text stating them
+CONVERSION_CONSTANTS = frozenset({
+    1.0, 2.0, 10.0, 100.0, 1000.0, 1e6, 1e9, 1e12,  # magnitudes, halves, percent
+    2000.0, 2204.62, 2.20462, 453.592, 0.453592, 907.185, 0.907185,  # lbs, short tons, kg
+    24.0, 60.0, 3600.0, 365.0, 7.0, 12.0, 8760.0,  # time
+    3.6, 1.60934, 3.78541,  # kWh/MJ, miles/km, gallons/liters
+})
+MAX_EXPRESSION_CHARS = 200
+
+_MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_NUM = re.compile(
+    r"(?<![\w.])[-−]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*[x×]\s*10\^?\s*([-−]?\d+)|[eE]([+-−]?\d+))?"
+    r"(?:\s*(thousand|million|billion|trillion))?",
+    re.IGNORECASE,
+)
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Div: operator.truediv, ast.Pow: operator.pow}
+
+
+def numbers_in(text: str) -> list[float]:
+    """Every number a text states, with thousands separators, exponents and magnitude words
+    ("5.6 billion" gives both 5.6 and 5.6e9)."""
+    out: list[float] = []
+    t = unicodedata.normalize("NFKC", text).replace("−", "-")
+    for m in _NUM.finditer(t):
+        whole, frac, pow10, exp, word = m.groups()
+        v = float(whole.replace(",", "") + (frac or ""))
+        if m.group(0).lstrip().startswith("-"):
+            v = -v
+        if pow10:
+            v *= 10 ** int(pow10.replace("−", "-"))
+        elif exp:
+            v *= 10 ** int(exp.replace("−", "-"))
+        out.append(v)
+        if word:
+            out.append(v * _MAGNITUDE_WORDS[word.lower()])
+    return out
+
+
+def close(a: float, b: float, rel: float = 1e-3) -> bool:
+    """Equal within the metric's relative tolerance."""
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-9)
+
+
+def unit_factors(unit: str | None) -> tuple[float, ...]:
+    """The factors a value in this unit may differ from a stated number by."""
+    u = (unit or "").lower()
+    extra = tuple(f for keys, factors in UNIT_FACTORS if any(k in u for k in keys) for f in factors)
+    return MAGNITUDE_FACTORS + tuple(f * m for f in extra for m in MAGNITUDE_FACTORS)
+
+
+def grounded_number(value: float, numbers: list[float], unit: str | None = None) -> bool:
+    """True if the value is one of the numbers up to a factor its unit allows (sign ignored)."""
+    factors = unit_factors(unit)
+    return any(close(abs(value), abs(n) * f) for n in numbers for f in factors)
+
+
+def eval_arithmetic(expr: str) -> tuple[float, list[float]]:
+    """Value and operands of ``+ - * / ^ ( )`` arithmetic over numbers; anything else raises ValueError.
+
+    Names, calls, attributes, subscripts, exponents above 12 and expressions over
+    MAX_EXPRESSION_CHARS are refused, so no input can run code or exhaust the machine.
+    """
+    if len(expr) > MAX_EXPRESSION_CHARS:
+        raise ValueError(f"expression longer than {MAX_EXPRESSION_CHARS} characters")
+    text = expr.replace("×", "*").replace("÷", "/").replace("−", "-").replace("^", "**")
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise ValueError(f"not arithmetic: {expr!r}") from e
+    operands: list[float] = []
+
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) \
+                and not isinstance(node.value, bool):
+            operands.append(float(node.value))
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > 12:
+                raise ValueError("exponent too large")
+            try:
+                return float(_OPS[type(node.op)](left, right))
+            except (ZeroDivisionError, OverflowError) as e:
+                raise ValueError(f"{expr!r}: {e}") from e
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = walk(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        raise ValueError(f"not arithmetic: {ast.dump(node)[:60]}")
+
+    try:
+        value = walk(tree)
+    except RecursionError as e:
+        raise ValueError("expression nested too deeply") from e
+    if not math.isfinite(value):
+        raise ValueError(f"{expr!r} is not a finite number")
+    return value, operands
