@@ -55,3 +55,38 @@ def test_bad_base_url_and_unknown_embedded_model():
         section(LLMParams, "llm", {"llm": {"base_url": "localhost:8000"}})
     with pytest.raises(ParamError, match=r"embed\.model"):
         section(EmbedParams, "embed", {"embed": {"model": "bge-large"}})
+
+
+SECTIONS = {
+    "answer": AnswerParams, "ensemble": EnsembleParams, "vote": VoteParams, "llm": LLMParams, "plan": PlanParams,
+    "retrieve": RetrieveParams,
+}
+
+
+def _all_sections() -> dict[str, type]:
+    from stages.core.captioning import CaptionParams, VisionParams
+    from stages.core.corpus_loaders import ExtractParams
+    from stages.core.embedder import EmbedParams
+    from stages.core.index import IndexParams
+    from stages.core.tree import TreeParams
+
+    return {**SECTIONS, "caption": CaptionParams, "vision": VisionParams, "extract": ExtractParams,
+            "embed": EmbedParams, "index": IndexParams, "tree": TreeParams}
+
+
+def test_dataclass_defaults_are_params_yaml():
+    """params.yaml is the single source of defaults: code that builds a section's dataclass
+    without the file (tests, notebooks, the bench) must run the same configuration."""
+    import dataclasses
+
+    params = load_params(ROOT / "params.yaml")
+    mismatches = []
+    for name, cls in _all_sections().items():
+        from_file = section(cls, name, params)
+        for f in dataclasses.fields(cls):
+            if f.name not in params[name]:
+                mismatches.append(f"{name}.{f.name} is missing from params.yaml")
+            elif getattr(cls(), f.name) != getattr(from_file, f.name):
+                mismatches.append(f"{name}.{f.name}: dataclass default {getattr(cls(), f.name)!r} "
+                                  f"!= params.yaml {getattr(from_file, f.name)!r}")
+    assert mismatches == []

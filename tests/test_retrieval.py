@@ -64,9 +64,10 @@ def test_bm25_append_and_rrf_fusion():
     # p1 (bm25) contains the dense sentence: merged into one unit, found by both
     assert [u.key for u in app] == ["d:sec1:p1", "d:sec1:p3"]
     assert app[0].source == "both"
-    rrf = build_context(tree, dense, kw, RetrieveParams(siblings=0, fusion="rrf", max_context_tokens=10_000))
+    rrf = build_context(tree, dense, kw, RetrieveParams(siblings=0, fusion="rrf", max_context_tokens=10_000,
+                                                        bm25_weight=1.0))
     assert [u.key for u in rrf] == ["d:sec1:p1", "d:sec1:p3"]
-    assert rrf[0].score == pytest.approx(1 / 61 + 1 / 62)
+    assert rrf[0].score == pytest.approx(1 / 61 + 1 / 62)  # unweighted: dense rank 1 + bm25 rank 2
 
 
 def test_bm25_sentence_window_hit_becomes_one_unit_and_merges_with_dense_window():

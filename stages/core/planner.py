@@ -34,7 +34,7 @@ Reply with JSON only: {{"queries": ["...", "..."]}}"""
 class PlanParams:
     """The `plan:` section of params.yaml."""
 
-    n_queries: int = 4
+    n_queries: int = 1
     temperature: float = 0.0
     max_tokens: int = 256
 

@@ -29,17 +29,17 @@ from stages.core.tree_view import TreeView, is_ancestor
 class RetrieveParams:
     """The `retrieve:` section of params.yaml."""
 
-    top_k: int = 16
+    top_k: int = 8
     rerank: Literal["frequency", "score", "combined"] = "combined"
     alpha: float = 0.5
     siblings: int = 1
     bm25_k: int = 8
     fusion: Literal["append", "rrf"] = "rrf"
     rrf_k: int = 60
-    bm25_weight: float = 1.0  # rrf: weight of the BM25 list relative to the dense list
+    bm25_weight: float = 2.0  # rrf: weight of the BM25 list relative to the dense list
     bm25_query: Literal["question", "all"] = "question"  # what BM25 searches: the question, or all queries joined
-    top_k_final: int = 32
-    max_context_tokens: int = 2000
+    top_k_final: int = 16
+    max_context_tokens: int = 1000
     chars_per_token: float = 4.0
     exclude_references: bool = True
 
