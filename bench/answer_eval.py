@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, retrieve_contexts,  # noqa: E402
-                                     run_config, type_table)
+                                     plot_by_type, run_config, type_table)
 from stages.core.llm import LLMParams, llm_session  # noqa: E402
 from stages.core.params import load_params, section  # noqa: E402
 
@@ -73,7 +73,10 @@ def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, re
     res.summary["config"] = {"overrides": args.set, "n": params["ensemble"]["n"], "questions": str(path),
                              "limit": limit, "sample": "first `limit` ids in sha256 order" if limit else "all"}
     (out / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True) + "\n")
-    type_table(res.verdicts).write_csv(out / "by_type.csv")
+    by_type = type_table(res.verdicts)
+    by_type.write_csv(out / "by_type.csv")
+    plot_by_type(by_type, f"{args.name} on {set_name} (n={res.summary['n']}, {params['ensemble']['n']} members)",
+                 out / "by_type.png")
     res.verdicts.write_csv(out / "verdicts.csv")
     res.submission.write_csv(out / "submission.csv")
     for i, m in enumerate(res.members):

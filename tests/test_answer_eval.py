@@ -122,3 +122,12 @@ def test_limit_answers_a_fixed_random_prefix(tmp_path: Path) -> None:
                      limit=2)
     assert res.verdicts["id"].to_list() == order[:2]
     assert res.summary["n"] == 2
+
+
+def test_plot_by_type_writes_a_png(tmp_path: Path) -> None:
+    from stages.core.answer_eval import plot_by_type
+
+    verdicts = pl.DataFrame({"question_type": ["numeric", "na"], "score": [0.5, 0.75], "strict_score": [0.5, 0.0],
+                             "symmetric_score": [0.5, 0.0], "value": [0.5, 1.0], "ref": [0.5, 0.0], "na": [1.0, 0.0]})
+    path = plot_by_type(type_table(verdicts), "t", tmp_path / "by_type.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

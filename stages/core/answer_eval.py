@@ -159,6 +159,30 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
     return EvalRun(members, submission, verdicts, summary)
 
 
+def plot_by_type(table: pl.DataFrame, title: str, path: Path) -> Path:
+    """Bar chart of the official and strict score per question type (n in the labels)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{t} (n={n})" for t, n in zip(table["question_type"], table["n"], strict=True)]
+    y = np.arange(len(labels))
+    fig, ax = plt.subplots(figsize=(6, 0.45 * len(labels) + 1.2), dpi=100)
+    ax.barh(y + 0.2, table["score"].to_list(), height=0.4, label="official", color="#4c72b0")
+    ax.barh(y - 0.2, table["strict_score"].to_list(), height=0.4, label="strict", color="#dd8452")
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("mean score")
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
 @dataclass(frozen=True)
 class ConfigDelta:
     """B - A on one question set: paired bootstrap overall and the mean delta per question type."""
