@@ -85,7 +85,7 @@ def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, re
     print(f"{args.name}/{set_name}: official {s['score']:.4f}  strict {s['strict']['score']:.4f}  "
           f"symmetric {s['symmetric']['score']:.4f}  n={s['n']}  members {s['member_scores']}  "
           f"cost {s['cost']}")
-    print(type_table(res.verdicts))
+    print(by_type)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import polars as pl
-from tqdm import tqdm
 
 from stages.core.answering import AnswerParams
 from stages.core.cli import run
@@ -16,7 +15,7 @@ from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.params import load_params, section
 from stages.core.retrieval import RetrieveParams
 from stages.core.retrieval_metrics import retrieval_metrics
-from stages.core.retriever import CONTEXT_SCHEMA, Retriever, context_rows, retrieve_attempts
+from stages.core.retriever import CONTEXT_SCHEMA, Retriever, retrieve_all
 
 OUT = "artifacts/retrieve/contexts.parquet"
 OUT_RETRY = "artifacts/retrieve/retry_contexts.parquet"
@@ -34,14 +33,8 @@ def main() -> None:
     retriever = Retriever(Path("artifacts/index"), read_parquet("artifacts/tree/nodes.parquet", "build_tree"),
                           make_embedder(section(EmbedParams, "embed", params)), cache)
     queries_of = {q["id"]: by_q.get(q["id"]) or [q["question"]] for q in questions.iter_rows(named=True)}
-    rows, retry_rows = [], []
     t0 = time.perf_counter()
-    retriever.prepare([x for qs in queries_of.values() for x in qs])
-    for qid, qs in tqdm(queries_of.items(), total=len(queries_of), desc="retrieve", unit="q"):
-        attempts = retrieve_attempts(retriever, qs, p, ap.max_retries, ap.retry_k_factor)
-        rows += context_rows(qid, 0, attempts[0])
-        for attempt, units in enumerate(attempts[1:], start=1):
-            retry_rows += context_rows(qid, attempt, units)
+    rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, ap.retry_k_factor)
     ms = 1000 * (time.perf_counter() - t0) / max(1, questions.height * (1 + ap.max_retries))
     cache.close()
     contexts = pl.DataFrame(rows, schema=CONTEXT_SCHEMA)

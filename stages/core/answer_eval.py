@@ -67,7 +67,7 @@ def retrieve_contexts(questions: pl.DataFrame, params: dict[str, Any], index_dir
     Same code path as the retrieve stage with ``plan.n_queries: 1`` (the default).
     """
     from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
-    from stages.core.retriever import CONTEXT_SCHEMA, Retriever, context_rows, retrieve_attempts
+    from stages.core.retriever import CONTEXT_SCHEMA, Retriever, retrieve_all
 
     if int((params.get("plan") or {}).get("n_queries", 1)) != 1:
         raise ParamError("answer_eval retrieves with the question alone: set plan.n_queries=1")
@@ -77,15 +77,12 @@ def retrieve_contexts(questions: pl.DataFrame, params: dict[str, Any], index_dir
     try:
         retriever = Retriever(index_dir, pl.read_parquet(nodes_path), make_embedder(section(EmbedParams, "embed", params)),
                               cache)
-        qs = questions["question"].to_list()
-        retriever.prepare(qs)
-        rows: list[dict[str, object]] = []
-        for qid, q in zip(questions["id"].to_list(), qs, strict=True):
-            for attempt, units in enumerate(retrieve_attempts(retriever, [q], p, ap.max_retries, ap.retry_k_factor)):
-                rows += context_rows(qid, attempt, units)
+        queries_of = {qid: [q] for qid, q in zip(questions["id"].to_list(), questions["question"].to_list(),
+                                                  strict=True)}
+        rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, ap.retry_k_factor)
     finally:
         cache.close()
-    return pl.DataFrame(rows, schema=CONTEXT_SCHEMA)
+    return pl.DataFrame(rows + retry_rows, schema=CONTEXT_SCHEMA).sort("question_id", "attempt", "rank")
 
 
 @dataclass
@@ -143,7 +140,8 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
                           set(meta["id"].to_list()), desc=desc)
     wall = time.perf_counter() - t0
     members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
-    submission, verdicts, summary = score_members(labels, members, section(VoteParams, "vote", params), urls)
+    vote = section(VoteParams, "vote", params)
+    submission, verdicts, summary = score_members(labels, members, vote, urls)
     all_rows = pl.concat(members)
     n_q = max(labels.height, 1)
     summary["cost"] = {
@@ -154,8 +152,7 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
         "completion_tokens_per_question": round(float(all_rows["completion_tokens"].sum()) / n_q, 1),
         "calls": int(all_rows["attempts"].sum()), "cache_hits": int(all_rows["cache_hits"].sum()),
     }
-    summary["member_scores"] = [score_members(labels, [m], section(VoteParams, "vote", params), urls)[2]["score"]
-                                for m in members]
+    summary["member_scores"] = [score_members(labels, [m], vote, urls)[2]["score"] for m in members]
     return EvalRun(members, submission, verdicts, summary)
 
 

@@ -28,6 +28,8 @@ COLUMNS = [
 NA_ANSWER = "Unable to answer with confidence based on the provided documents."
 MAX_TEST_OVERLAP = 0.5  # word-set Jaccard with any test_Q question must stay below
 
+# the conversion constants that change a unit (not halves, tens, percent or months)
+UNIT_CONVERSIONS = CONVERSION_CONSTANTS - {1.0, 2.0, 10.0, 100.0, 7.0, 12.0, 1e12}
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -110,9 +112,7 @@ def hard_kinds(row: dict[str, str]) -> list[str]:
             _, ops = eval_arithmetic(expr)
         except ValueError:
             ops = []
-        big = {2000.0, 2204.62, 2.20462, 453.592, 0.453592, 907.185, 0.907185, 24.0,
-               60.0, 3600.0, 365.0, 8760.0, 3.6, 1.60934, 3.78541, 1000.0, 1e6, 1e9}
-        tags.append("unit_conversion" if any(o in big for o in ops) else "arithmetic")
+        tags.append("unit_conversion" if any(o in UNIT_CONVERSIONS for o in ops) else "arithmetic")
     if re.search(r"\b(million|billion|trillion|thousand)\b", row["supporting_materials"], re.I):
         tags.append("magnitude_word")
     if re.search(r"et al\.|\b(19|20)\d\d (paper|report|study|survey)|paper by|report by",

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+from tqdm import tqdm
 
 from stages.core.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index import Index
@@ -58,6 +59,23 @@ def retrieve_attempts(retriever: Retriever, queries: list[str], p: RetrieveParam
         units = extend_context(units, retriever.retrieve(queries, wide), wide)
         attempts.append(units)
     return attempts
+
+
+def retrieve_all(retriever: Retriever, queries_of: dict[str, list[str]], p: RetrieveParams, max_retries: int,
+                 retry_k_factor: float, progress: bool = True) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Context rows of every question: (attempt 0 rows, retry rows), query vectors embedded up front.
+
+    The retrieve stage and the answer benchmark both call this, so they build the same contexts.
+    """
+    retriever.prepare([x for qs in queries_of.values() for x in qs])
+    rows: list[dict[str, object]] = []
+    retry_rows: list[dict[str, object]] = []
+    for qid, qs in tqdm(queries_of.items(), total=len(queries_of), desc="retrieve", unit="q", disable=not progress):
+        attempts = retrieve_attempts(retriever, qs, p, max_retries, retry_k_factor)
+        rows += context_rows(qid, 0, attempts[0])
+        for attempt, units in enumerate(attempts[1:], start=1):
+            retry_rows += context_rows(qid, attempt, units)
+    return rows, retry_rows
 
 
 def context_rows(question_id: str, attempt: int, units: list[Unit]) -> list[dict[str, object]]:
