@@ -22,5 +22,6 @@ case "$what" in
   *) echo "usage: scripts/setup.sh run|test|all" >&2; exit 2 ;;
 esac
 .venv/bin/python -m pip install -q -e "$extras" "${reqs[@]}"
-.venv/bin/dvc config core.analytics false >/dev/null 2>&1 || true
+# analytics is off in the committed .dvc/config; write it only if missing (dvc config rewrites the file and drops its comments)
+[ "$(.venv/bin/dvc config core.analytics 2>/dev/null)" = "false" ] || .venv/bin/dvc config core.analytics false >/dev/null 2>&1 || true
 echo "setup ($what) done: $(.venv/bin/python --version), dvc $(.venv/bin/dvc --version)"
