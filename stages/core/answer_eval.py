@@ -150,6 +150,10 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
         "llm_s_per_question": round(float(all_rows["latency_s"].sum()) / n_q, 2),
         "prompt_tokens_per_question": round(float(all_rows["prompt_tokens"].sum()) / n_q, 1),
         "completion_tokens_per_question": round(float(all_rows["completion_tokens"].sum()) / n_q, 1),
+        # prompt tokens the server really evaluated (the rest reused from its prompt cache)
+        "prompt_evaluated_per_question": round(float(all_rows["prompt_evaluated"].sum()) / n_q, 1)
+        if "prompt_evaluated" in all_rows.columns else None,
+        "grounded_share": round(float(all_rows["grounded"].mean()), 3) if "grounded" in all_rows.columns else None,
         "calls": int(all_rows["attempts"].sum()), "cache_hits": int(all_rows["cache_hits"].sum()),
     }
     summary["member_scores"] = [score_members(labels, [m], vote, urls)[2]["score"] for m in members]

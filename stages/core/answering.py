@@ -30,15 +30,27 @@ log = logging.getLogger("treerag.answer")
 class AnswerParams:
     """The `answer:` section of params.yaml."""
 
+    reader: str = "free"  # free: the explained JSON reply | typed: stages/core/reader.py
     context_first: bool = True
     temperature: float = 0.7
     max_tokens: int = 384
     max_retries: int = 2
     retry_k_factor: float = 2.0
+    # typed reader only
+    expressions: bool = False  # numeric answers as an arithmetic expression code evaluates
+    retry_ungrounded: bool = True  # an ungrounded answer is retried with the wider context
+    abstain: str = "model"  # model: blank only when the model says null | ungrounded: also when ungrounded
+    tf_logprobs: bool = False  # True/False from calibrated token probabilities
+    demos: list[str] = field(default_factory=list)  # labelled question ids shown as worked examples
+    demo_file: str = "data/wattbot/dev_QA.csv"
 
     def validate(self) -> None:
         from stages.core.params import ParamError
 
+        if self.reader not in ("free", "typed"):
+            raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
+        if self.abstain not in ("model", "ungrounded"):
+            raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be model or ungrounded")
         if self.max_retries < 0:
             raise ParamError("params.yaml: answer.max_retries must be >= 0")
         if self.retry_k_factor < 1.0:
@@ -51,12 +63,33 @@ class EnsembleParams:
 
     n: int = 3
     seed: int = 0
+    # member i reads the context as views[i % len(views)]: as_is | reversed (units in reverse
+    # order) | wider (the first retry's larger context)
+    views: list[str] = field(default_factory=lambda: ["as_is"])
+    # typed reader: member i samples at temperatures[i % len]; empty = answer.temperature for all
+    temperatures: list[float] = field(default_factory=list)
 
     def validate(self) -> None:
         from stages.core.params import ParamError
 
         if self.n < 1:
             raise ParamError(f"params.yaml: ensemble.n={self.n} must be >= 1")
+        bad = [v for v in self.views if v not in VIEWS]
+        if bad or not self.views:
+            raise ParamError(f"params.yaml: ensemble.views={self.views!r}: each must be one of {VIEWS}")
+
+
+VIEWS = ("as_is", "reversed", "wider")
+
+
+def member_view(contexts: Sequence[Sequence["ContextBlock"]], view: str) -> list[list["ContextBlock"]]:
+    """The context levels a member reads: as retrieved, each level reversed, or starting one level wider."""
+    levels = [list(c) for c in contexts]
+    if view == "reversed":
+        return [c[::-1] for c in levels]
+    if view == "wider" and len(levels) > 1:
+        return levels[1:]
+    return levels
 
 
 @dataclass
@@ -79,6 +112,8 @@ class AnswerOutcome:
     latency_s: float = 0.0
     cache_hits: int = 0
     raw: list[str] = field(default_factory=list)
+    grounded: bool = True
+    prompt_evaluated: int = 0  # prompt tokens the server evaluated (not served from its prompt cache)
 
 
 SYSTEM = (
@@ -254,12 +289,7 @@ def answer_question(
             max_tokens=params.max_tokens,
             response_format=response_format(doc_ids),
         )
-        out.attempts = attempt + 1
-        out.prompt_tokens += reply.prompt_tokens
-        out.completion_tokens += reply.completion_tokens
-        out.latency_s += reply.latency_s
-        out.cache_hits += reply.cached
-        out.raw.append(reply.text)
+        _add_cost(out, reply)
         data = parse_reply(reply.text) if reply.finish_reason != "length" else None
         if data is None:
             log.warning("%s: unusable reply on attempt %d (finish=%s): %r", question_id, attempt + 1,
@@ -273,6 +303,112 @@ def answer_question(
         if not ans.is_blank:
             break
     return out
+
+
+def _add_cost(out: AnswerOutcome, reply: Any) -> None:
+    out.attempts += 1
+    out.prompt_tokens += reply.prompt_tokens
+    out.completion_tokens += reply.completion_tokens
+    out.latency_s += reply.latency_s
+    out.cache_hits += reply.cached
+    out.raw.append(reply.text)
+    out.prompt_evaluated += reply.prompt_evaluated if reply.prompt_evaluated >= 0 else reply.prompt_tokens
+
+
+TF_TOP_LOGPROBS = 10
+
+
+@dataclass
+class TypedSetup:
+    """What every typed-reader call of a run shares: the demo prefix and the True/False prior."""
+
+    prefix: list[dict[str, str]]
+    tf_prior: tuple[float, float] | None = None
+
+
+def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
+    """The system + demonstrations prefix; with tf_logprobs, the model's content-free True/False prior."""
+    from stages.core import reader
+    from stages.core.demos import demo_messages
+
+    prefix = [{"role": "system", "content": reader.SYSTEM},
+              *demo_messages(params.demo_file, params.demos, params.expressions)]
+    setup = TypedSetup(prefix)
+    if params.tf_logprobs:  # one content-free call per run (then cached)
+        msg = reader.user_message(reader.CONTENT_FREE_QUESTION, BLANK, "true_false", reader.CONTENT_FREE_UNITS,
+                                  params.expressions)
+        reply = llm.complete([*prefix, {"role": "user", "content": msg}], temperature=0.0, seed=0, max_tokens=24,
+                             response_format=reader.response_format("true_false", 1), top_logprobs=TF_TOP_LOGPROBS)
+        setup.tf_prior = reader.answer_token_probs(reply.token_logprobs)
+        log.info("True/False content-free prior (true, false): %s", setup.tf_prior)
+    return setup
+
+
+@dataclass
+class TypedMember:
+    """One ensemble member of the typed reader on one question."""
+
+    levels: list[list[ContextBlock]]
+    seed: int
+    temperature: float
+
+
+def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, members: Sequence[TypedMember],
+                          params: AnswerParams, setup: TypedSetup) -> list[AnswerOutcome]:
+    """Every member's typed answer to one question (stages/core/reader.py).
+
+    Attempt-major: all members ask with context level 0 before any retries with level 1,
+    so the server's cached prompt (demos + context) serves every member and only the
+    first pays for evaluating it. A blank or (retry_ungrounded) ungrounded reading is
+    retried with the next, wider level; per member the first grounded reading wins, else
+    the first non-blank one.
+    """
+    from stages.core import reader
+
+    kind = reader.question_kind(question, unit)
+    # True/False calls always ask for log-probabilities: the sampled and the calibrated answer then
+    # come from the same (cached) call, so tf_logprobs can be switched without new calls
+    tf = kind == "true_false"
+    outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK), attempts=0, grounded=False)
+            for _ in members]
+    readings: list[list[tuple[reader.Reading, list[reader.Unit]]]] = [[] for _ in members]
+    done = [False] * len(members)
+    for level in range(params.max_retries + 1):
+        for m, member in enumerate(members):
+            if done[m] or level >= len(member.levels) or not member.levels[level]:
+                continue
+            units = [reader.Unit(b.doc_id, b.text, b.media) for b in member.levels[level]]
+            reply = llm.complete(
+                [*setup.prefix, {"role": "user", "content": reader.user_message(question, unit, kind, units,
+                                                                                params.expressions)}],
+                temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
+                response_format=reader.response_format(kind, len(units), expressions=params.expressions),
+                **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}),
+            )
+            _add_cost(outs[m], reply)
+            data = reader.parse_json(reply.text) if reply.finish_reason != "length" else None
+            if data is None:
+                log.warning("%s: unusable reply (finish=%s): %r", question_id, reply.finish_reason, reply.text[:120])
+            true_prob = None
+            if tf and params.tf_logprobs:
+                probs = reader.answer_token_probs(reply.token_logprobs)
+                true_prob = reader.calibrated_true_prob(probs, setup.tf_prior) if probs else None
+            reading = reader.read_reply(kind, unit, data, units, true_prob)
+            if not reading.is_blank:
+                readings[m].append((reading, units))
+                done[m] = reading.grounded or not params.retry_ungrounded
+    for m, out in enumerate(outs):
+        if not readings[m]:
+            continue
+        reading, units = next(((r, u) for r, u in readings[m] if r.grounded), readings[m][0])
+        out.grounded = reading.grounded
+        if params.abstain == "ungrounded" and not reading.grounded:
+            continue
+        out.answer = Answer(question_id, answer=reading.value, answer_value=reading.value,
+                            answer_unit=unit or BLANK, ref_id=reader.refs_for(reading, units),
+                            explanation=reading.expression or BLANK,
+                            supporting_materials=reader.quote_for(reading, units))
+    return outs
 
 
 def context_blocks(contexts: pl.DataFrame) -> dict[str, list[list[ContextBlock]]]:
@@ -301,13 +437,23 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     """
     rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
     stats = getattr(llm, "stats", None)
+    setup = typed_setup(llm, params) if params.reader == "typed" else None
     bar = tqdm(total=questions.height * ensemble.n, desc=desc, unit="call")
     for q in questions.iter_rows(named=True):
         unit = q.get("answer_unit") or BLANK
-        for i in range(ensemble.n):
-            seed = ensemble.seed + i
-            res = answer_question(llm, q["id"], q["question"], unit, contexts.get(q["id"], [[]]), params, seed,
-                                  corpus_ids)
+        ctx = contexts.get(q["id"], [[]])
+        seeds = [ensemble.seed + i for i in range(ensemble.n)]
+        views = [member_view(ctx, ensemble.views[i % len(ensemble.views)]) for i in range(ensemble.n)]
+        if setup is not None:
+            temps = [ensemble.temperatures[i % len(ensemble.temperatures)] if ensemble.temperatures
+                     else params.temperature for i in range(ensemble.n)]
+            results = answer_question_typed(
+                llm, q["id"], q["question"], unit,
+                [TypedMember(v, s_, t) for v, s_, t in zip(views, seeds, temps, strict=True)], params, setup)
+        else:
+            results = [answer_question(llm, q["id"], q["question"], unit, views[i], params, seeds[i], corpus_ids)
+                       for i in range(ensemble.n)]
+        for i, res in enumerate(results):
             a = res.answer
             rows[i].append({
                 "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
@@ -315,7 +461,8 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
                 "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
                 "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
                 "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
-                "cache_hits": res.cache_hits, "model": model, "seed": seed,
+                "cache_hits": res.cache_hits, "model": model, "seed": seeds[i], "grounded": res.grounded,
+                "prompt_evaluated": res.prompt_evaluated,
             })
             bar.update(1)
             if stats is not None:

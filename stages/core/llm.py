@@ -73,6 +73,11 @@ class Completion:
     latency_s: float = 0.0
     cached: bool = False
     finish_reason: str = ""
+    # [token, [[alternative, logprob], ...]] per generated token, when top_logprobs was asked
+    token_logprobs: list[Any] | None = None
+    # prompt tokens the server actually evaluated (llama.cpp `timings.prompt_n`; the rest came
+    # from its prompt cache); -1 when the server does not say
+    prompt_evaluated: int = -1
 
 
 class LLM(Protocol):
@@ -86,6 +91,7 @@ class LLM(Protocol):
         seed: int,
         max_tokens: int,
         response_format: dict[str, Any] | None = None,
+        top_logprobs: int = 0,
     ) -> Completion: ...
 
 
@@ -194,6 +200,7 @@ class ChatClient:
         seed: int,
         max_tokens: int,
         response_format: dict[str, Any] | None = None,
+        top_logprobs: int = 0,
     ) -> Completion:
         payload = {
             "model": self.model,
@@ -203,6 +210,9 @@ class ChatClient:
             "max_tokens": max_tokens,
             "response_format": response_format,
         }
+        if top_logprobs:  # only then: cache keys of calls without log-probabilities stay as they were
+            payload["logprobs"] = True
+            payload["top_logprobs"] = top_logprobs
         key = ResponseCache.key(payload)
         hit = self.cache.get(key)
         if hit is not None:
@@ -236,12 +246,19 @@ class ChatClient:
             raise LLMError(f"LLM endpoint {client.base_url} answered HTTP {e.status_code}: {e.message}") from e
         choice = resp.choices[0]
         usage = resp.usage
+        token_logprobs = None
+        if payload.get("logprobs") and getattr(choice, "logprobs", None) and choice.logprobs.content:
+            token_logprobs = [[t.token, [[a.token, a.logprob] for a in (t.top_logprobs or [])]]
+                              for t in choice.logprobs.content]
+        timings = (getattr(resp, "model_extra", None) or {}).get("timings") or {}
         return Completion(
+            prompt_evaluated=int(timings.get("prompt_n", -1)),
             text=choice.message.content or "",
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             latency_s=round(time.perf_counter() - t0, 3),
             finish_reason=choice.finish_reason or "",
+            token_logprobs=token_logprobs,
         )
 
 

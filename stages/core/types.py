@@ -22,6 +22,7 @@ class Answer:
     ref_id: list[str] = field(default_factory=list)
     explanation: str = BLANK
     supporting_materials: str = BLANK
+    grounded: bool = True  # the reader found the value in the units it cited (typed reader)
 
     @property
     def is_blank(self) -> bool:

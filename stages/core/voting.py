@@ -30,6 +30,7 @@ class VoteParams:
     ignore_blank: bool = True  # drop blank answers when any member answered
     tie_break: TieBreak = "first"  # first: lowest member index; shortest: shortest value/fewest refs
     extra_submissions: list[str] = field(default_factory=list)
+    prefer_grounded: bool = True  # drop ungrounded answers when any member's answer is grounded
 
 
 def _winner(groups: list[list[int]], sizes: list[int], tie_break: TieBreak) -> list[int]:
@@ -70,6 +71,8 @@ def vote_question(answers: list[Answer], params: VoteParams) -> Answer:
     members = list(range(len(answers)))
     if params.ignore_blank and any(not a.is_blank for a in answers):
         members = [i for i in members if not answers[i].is_blank]
+    if params.prefer_grounded and any(answers[i].grounded and not answers[i].is_blank for i in members):
+        members = [i for i in members if answers[i].grounded]
     tie = params.tie_break
     if params.strategy == "ref_priority":
         winners = _vote_answers(_vote_refs(members, answers, tie), answers, tie)
@@ -134,6 +137,7 @@ def member_answers(df: pl.DataFrame) -> dict[str, Answer]:
     """Answers keyed by question id from a member's rows (the answer stage's columns)."""
     return {
         r["question_id"]: Answer(r["question_id"], r["answer"], r["answer_value"], r["answer_unit"],
-                                 list(r["ref_id"] or []), r["explanation"], r["supporting_materials"])
+                                 list(r["ref_id"] or []), r["explanation"], r["supporting_materials"],
+                                 bool(r.get("grounded", True)))
         for r in df.iter_rows(named=True)
     }

@@ -1,0 +1,284 @@
+"""The typed reader: numbered context units, a JSON schema per question type, answers grounded in code.
+
+A 1.5B model picks wrong numbers, leans towards True and types stray numbers for
+names when it writes a free-form reply that code must rescue. Here code decides the
+question's type, the server's grammar only admits a reply of that type (a JSON
+number, two numbers, a boolean or a short string), and the model first names the
+numbered context units that hold the answer. Everything else happens in code:
+ref_id comes from the pointed units, and the value is checked against them
+(`grounding.py`): an ungrounded value is retried with the wider context and
+counts less in the vote.
+
+True/False answers can be read from the probabilities of the two tokens at the
+answer position, divided by the model's own prior measured on a content-free input
+(contextual calibration, Zhao et al. 2021), which removes the lean towards True.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from stages.core.grounding import eval_arithmetic, grounded_number, numbers_in
+from stages.core.normalize import normalize_value
+from stages.core.types import BLANK
+
+Kind = Literal["true_false", "numeric", "range", "text"]
+
+_TRUE_FALSE = re.compile(r"\s*true\s+or\s+false\b", re.IGNORECASE)
+_RANGE = re.compile(r"\brange\b|\bbetween\b[^?]*\band\b", re.IGNORECASE)
+# an answer expression: starts with a digit, then digits, operators, brackets, spaces
+EXPRESSION_PATTERN = r"^[0-9][0-9.eE+*/() -]{0,59}$"
+MAX_TEXT_CHARS = 100
+MAX_POINTERS = 3
+
+SYSTEM = (
+    "You answer a question about AI energy use, emissions, water and cost from numbered context units "
+    "taken from research papers and reports. Reply with JSON only. First list in \"units\" the numbers "
+    "of the units that state the answer, then give the answer in the requested field and unit. Copy "
+    "numbers from the units; convert them only when the question's unit differs. Use only the context; "
+    "if no unit states the answer, give null."
+)
+
+
+def question_kind(question: str, unit: str) -> Kind:
+    """The answer's type, from the question and its answer unit (never from the model)."""
+    if _TRUE_FALSE.match(question):
+        return "true_false"
+    if not unit or unit == BLANK:
+        return "text"
+    if _RANGE.search(question):
+        return "range"
+    return "numeric"
+
+
+def _nullable(schema: dict[str, Any], allow_null: bool) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]} if allow_null else schema
+
+
+def reply_schema(kind: Kind, n_units: int, *, expressions: bool = False, allow_null: bool = True) -> dict[str, Any]:
+    """The JSON schema for a reply of this kind: unit pointers first, then the typed answer."""
+    units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
+                             "maxItems": MAX_POINTERS}
+    answer: dict[str, dict[str, Any]]
+    if kind == "numeric":
+        value = {"type": "string", "pattern": EXPRESSION_PATTERN} if expressions else {"type": "number"}
+        answer = {"value": _nullable(value, allow_null)}
+    elif kind == "range":
+        answer = {"low": _nullable({"type": "number"}, allow_null), "high": _nullable({"type": "number"}, allow_null)}
+    elif kind == "true_false":
+        answer = {"answer": {"type": "boolean"}}
+    else:
+        answer = {"answer": _nullable({"type": "string", "maxLength": MAX_TEXT_CHARS}, allow_null)}
+    props = {"units": units, **answer}
+    return {"type": "object", "properties": props, "required": list(props)}
+
+
+def response_format(kind: Kind, n_units: int, *, expressions: bool = False, allow_null: bool = True) -> dict[str, Any]:
+    """The OpenAI-style response_format carrying `reply_schema`."""
+    return {"type": "json_schema", "json_schema": {
+        "name": f"answer_{kind}", "strict": True,
+        "schema": reply_schema(kind, n_units, expressions=expressions, allow_null=allow_null)}}
+
+
+def answer_instruction(kind: Kind, unit: str, expressions: bool) -> str:
+    """The last line of the prompt: which field to fill and how."""
+    if kind == "true_false":
+        return 'Reply {"units": [...], "answer": true or false}.'
+    if kind == "text":
+        return 'Reply {"units": [...], "answer": the name or short phrase, copied from the units}.'
+    if kind == "range":
+        return f'Reply {{"units": [...], "low": number, "high": number}} in {unit}.'
+    if expressions:
+        return (f'Reply {{"units": [...], "value": "..."}}: the answer in {unit}, as a number copied from '
+                f'the units or an arithmetic expression over their numbers (e.g. "192 * 0.453592").')
+    return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
+
+
+@dataclass
+class Unit:
+    """One numbered context unit as the reader shows it."""
+
+    doc_id: str
+    text: str
+    media: str | None = None
+
+
+def format_units(units: Sequence[Unit]) -> str:
+    """`[k] doc_id (table): text` lines, numbered from 1."""
+    lines = []
+    for k, u in enumerate(units, start=1):
+        tag = f" ({u.media})" if u.media else ""
+        lines.append(f"[{k}] {u.doc_id}{tag}: {u.text}")
+    return "Context:\n" + "\n\n".join(lines)
+
+
+def user_message(question: str, unit: str, kind: Kind, units: Sequence[Unit], expressions: bool) -> str:
+    """Context first (shared prefix across members), then the question and the reply format."""
+    unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") else ""
+    parts = [format_units(units), f"Question: {question}", unit_line, answer_instruction(kind, unit, expressions)]
+    return "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
+
+
+@dataclass
+class Reading:
+    """A parsed typed reply: the normalised value (or blank), pointers and grounding."""
+
+    value: str = BLANK
+    pointers: tuple[int, ...] = ()
+    grounded: bool = False
+    expression: str = ""
+
+    @property
+    def is_blank(self) -> bool:
+        return self.value == BLANK
+
+
+def parse_json(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads((text or "").strip())
+    except (json.JSONDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def _pointers(data: dict[str, Any], n_units: int) -> tuple[int, ...]:
+    raw = data.get("units") or []
+    if not isinstance(raw, list):
+        return ()
+    return tuple(dict.fromkeys(k for k in raw if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n_units))
+
+
+def evidence_text(units: Sequence[Unit], pointers: Sequence[int]) -> str:
+    """The pointed units' text, or the whole context when the model pointed at none."""
+    chosen = [units[k - 1] for k in pointers] or list(units)
+    return "\n".join(u.text for u in chosen)
+
+
+def _grounded_value(v: float, evidence: str, unit: str, operands: Sequence[float] = ()) -> bool:
+    """Stated in the evidence (up to the unit's conversions), or computed from stated numbers."""
+    from stages.core.grounding import CONVERSION_CONSTANTS
+
+    numbers = numbers_in(evidence)
+    if grounded_number(v, numbers, unit):
+        return True
+    if len(operands) > 1:
+        return all(grounded_number(o, numbers, unit) or abs(o) in CONVERSION_CONSTANTS for o in operands) and \
+            any(grounded_number(o, numbers, unit) for o in operands)
+    return False
+
+
+def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequence[Unit],
+               true_prob: float | None = None) -> Reading:
+    """The reply as a submission value, with pointers and whether the value is grounded.
+
+    ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
+    the answer instead of the sampled token.
+    """
+    if not data:
+        return Reading()
+    pointers = _pointers(data, len(units))
+    evidence = evidence_text(units, pointers)
+    if kind == "true_false":
+        ans = data.get("answer")
+        if true_prob is not None:
+            ans = true_prob >= 0.5
+        if not isinstance(ans, bool):
+            return Reading(pointers=pointers)
+        return Reading("1" if ans else "0", pointers, grounded=bool(pointers))
+    if kind == "text":
+        ans = data.get("answer")
+        if not isinstance(ans, str) or not ans.strip() or ans.strip().lower() in ("null", BLANK):
+            return Reading(pointers=pointers)
+        phrase = ans.strip().rstrip(".")
+        return Reading(phrase, pointers, grounded=phrase.lower() in evidence.lower())
+    if kind == "range":
+        lo, hi = _number(data.get("low")), _number(data.get("high"))
+        if lo is None or hi is None:
+            return Reading(pointers=pointers)
+        lo, hi = min(lo, hi), max(lo, hi)
+        value = normalize_value(f"[{lo!r},{hi!r}]", unit)
+        return Reading(value, pointers, grounded=_grounded_value(lo, evidence, unit) and
+                       _grounded_value(hi, evidence, unit))
+    raw = data.get("value")
+    expression, operands = "", ()
+    if isinstance(raw, str):
+        expression = raw.strip()
+        try:
+            v, ops = eval_arithmetic(expression)
+        except ValueError:
+            return Reading(pointers=pointers, expression=expression)
+        operands = tuple(ops)
+    else:
+        v = _number(raw)
+        if v is None:
+            return Reading(pointers=pointers)
+    value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
+    if value == BLANK:
+        return Reading(pointers=pointers, expression=expression)
+    return Reading(value, pointers, grounded=_grounded_value(v, evidence, unit, operands), expression=expression)
+
+
+def refs_for(reading: Reading, units: Sequence[Unit]) -> list[str]:
+    """ref_id from the pointed units; without pointers, the units that state the value, else the first unit."""
+    if reading.pointers:
+        return list(dict.fromkeys(units[k - 1].doc_id for k in reading.pointers))
+    if not units:
+        return []
+    needles = re.findall(r"\d+(?:\.\d+)?", reading.value) if reading.value != BLANK else []
+    stating = [u.doc_id for u in units if needles and all(n in u.text.replace(",", "") for n in needles)]
+    return list(dict.fromkeys(stating or [units[0].doc_id]))[:MAX_POINTERS]
+
+
+def quote_for(reading: Reading, units: Sequence[Unit], max_chars: int = 300) -> str:
+    """The sentence of a pointed unit that shows the value (supporting_materials)."""
+    chosen = [units[k - 1] for k in reading.pointers] or list(units)
+    needles = re.findall(r"\d+(?:\.\d+)?", reading.value) or [reading.value.lower()]
+    for u in chosen:
+        for sent in re.split(r"(?<=[.!?])\s+", u.text):
+            if any(n and n in sent.lower().replace(",", "") for n in needles):
+                return sent.strip()[:max_chars]
+    return chosen[0].text[:max_chars] if chosen else BLANK
+
+
+# ---- True/False from token probabilities, with contextual calibration
+
+def answer_token_probs(token_logprobs: Sequence[Any] | None) -> tuple[float, float] | None:
+    """(P(true), P(false)) at the position where the reply's boolean was generated, from the
+    server's top log-probabilities there (raw model probabilities, before the grammar)."""
+    if not token_logprobs:
+        return None
+    for entry in reversed(token_logprobs):
+        token, top = entry[0], entry[1]
+        if token.strip().lower() not in ("true", "false"):
+            continue
+        p = {"true": 0.0, "false": 0.0}
+        for tok, lp in top:
+            key = tok.strip().lower()
+            if key in p:
+                p[key] += math.exp(lp)
+        if p["true"] + p["false"] <= 0:
+            return None
+        return p["true"], p["false"]
+    return None
+
+
+def calibrated_true_prob(probs: tuple[float, float], prior: tuple[float, float] | None) -> float:
+    """P(True) after dividing each option by the model's content-free prior, renormalised."""
+    t, f = probs
+    if prior is not None and prior[0] > 0 and prior[1] > 0:
+        t, f = t / prior[0], f / prior[1]
+    return t / (t + f) if t + f > 0 else 0.5
+
+
+CONTENT_FREE_QUESTION = "True or False: N/A"
+CONTENT_FREE_UNITS = (Unit("N/A", "N/A"),)

@@ -1,0 +1,220 @@
+"""The typed reader: type detection, schemas, grounded readings, calibration, demos, member order."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from stages.core import reader
+from stages.core.answering import (AnswerParams, ContextBlock, TypedMember, TypedSetup, answer_question_typed,
+                                   member_view)
+from stages.core.dataio import InputError
+from stages.core.demos import demo_messages
+from stages.core.llm import Completion
+from stages.core.reader import Unit
+from stages.core.types import BLANK, Answer
+from stages.core.voting import VoteParams, vote_question
+
+UNITS = [
+    Unit("strubell2019", "Table 1: Consumption CO2e (lbs) | Human life, avg, 1 year | 11,023"),
+    Unit("patterson2021", "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e."),
+    Unit("samsi2024", "Power draw fluctuated between 15% and 85% of the maximum."),
+]
+
+
+@pytest.mark.parametrize("question,unit,kind", [
+    ("True or False: TPUs use less power than GPUs.", "is_blank", "true_false"),
+    ("  true or false: x", "percent", "true_false"),
+    ("Which library shards the model?", "is_blank", "text"),
+    ("Which library shards the model?", "", "text"),
+    ("What range of PUE did the provider report?", "PUE", "range"),
+    ("Between roughly what percentages of max power did usage fluctuate?", "percent", "numeric"),
+    ("Usage fluctuated between what share and what share of the maximum?", "percent", "range"),
+    ("How many kWh did training use?", "kWh", "numeric"),
+])
+def test_question_kind(question, unit, kind):
+    assert reader.question_kind(question, unit) == kind
+
+
+def test_numeric_schema_points_before_a_json_number():
+    s = reader.reply_schema("numeric", 3)
+    assert list(s["properties"]) == ["units", "value"] and s["required"] == ["units", "value"]
+    assert s["properties"]["units"]["items"]["enum"] == [1, 2, 3]
+    assert s["properties"]["units"]["maxItems"] == reader.MAX_POINTERS
+    assert {"type": "number"} in s["properties"]["value"]["anyOf"]
+    assert reader.reply_schema("numeric", 2, allow_null=False)["properties"]["value"] == {"type": "number"}
+    expr = reader.reply_schema("numeric", 2, expressions=True, allow_null=False)["properties"]["value"]
+    assert expr == {"type": "string", "pattern": reader.EXPRESSION_PATTERN}
+
+
+def test_other_schemas():
+    assert list(reader.reply_schema("range", 2)["properties"]) == ["units", "low", "high"]
+    assert reader.reply_schema("true_false", 2)["properties"]["answer"] == {"type": "boolean"}
+    text = reader.reply_schema("text", 2, allow_null=False)["properties"]["answer"]
+    assert text == {"type": "string", "maxLength": reader.MAX_TEXT_CHARS}
+    fmt = reader.response_format("range", 4)
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["properties"]["units"]["items"]["enum"][-1] == 4
+
+
+def test_units_are_numbered_and_the_question_comes_last():
+    msg = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2] + [Unit("x", "row", "table")], False)
+    assert msg.index("[1] strubell2019: Table 1") < msg.index("[2] patterson2021:") < msg.index("[3] x (table): row")
+    assert msg.index("[3] x") < msg.index("Question: How many lbs?") < msg.index("Answer unit: lbs")
+    assert "Answer unit" not in reader.user_message("True or False: x", BLANK, "true_false", UNITS, False)
+
+
+def test_numeric_reading_grounded_with_thousands_separator():
+    r = reader.read_reply("numeric", "lbs", {"units": [1], "value": 11023}, UNITS)
+    assert (r.value, r.pointers, r.grounded) == ("11023", (1,), True)
+    assert reader.refs_for(r, UNITS) == ["strubell2019"]
+    assert "11,023" in reader.quote_for(r, UNITS)
+
+
+def test_numeric_reading_grounded_through_a_unit_conversion():
+    # 11,023 lbs stated; the question asks for kg: 11023 * 0.453592 = 5000.0
+    r = reader.read_reply("numeric", "kg", {"units": [1], "value": 5000.0}, UNITS)
+    assert r.grounded and r.value == "5000"
+    # MWh stated, kWh asked
+    assert reader.read_reply("numeric", "kWh", {"units": [2], "value": 24000}, UNITS).grounded
+
+
+def test_value_not_in_the_pointed_units_is_ungrounded():
+    r = reader.read_reply("numeric", "MWh", {"units": [1], "value": 24}, UNITS)
+    assert r.value == "24" and not r.grounded  # 24 is in unit 2, not in the pointed unit 1
+    r = reader.read_reply("numeric", "MWh", {"units": [], "value": 24}, UNITS)
+    assert r.grounded  # no pointers: the whole context is the evidence
+    assert reader.read_reply("numeric", "MWh", {"units": [2], "value": 31.7}, UNITS).grounded is False
+
+
+def test_expression_readings():
+    r = reader.read_reply("numeric", "MWh", {"units": [2], "value": "24 - 4.3"}, UNITS)
+    assert r.value == "19.7" and r.grounded and r.expression == "24 - 4.3"
+    r = reader.read_reply("numeric", "MWh", {"units": [2], "value": "24 * 7.5"}, UNITS)
+    assert r.value == "180" and not r.grounded  # 7.5 is neither stated nor a conversion constant
+
+
+@pytest.mark.parametrize("expr", ["__import__('os').system('echo hi')", "9**9**9", "2 ** 99", "open('/etc/passwd')",
+                                  "(1" * 300 + ")" * 300, "1/0", "[1, 2]", "a + 1", "1e308 * 1e308"])
+def test_malicious_or_broken_expressions_give_no_value(expr):
+    r = reader.read_reply("numeric", "MWh", {"units": [2], "value": expr}, UNITS)
+    assert r.is_blank
+
+
+def test_range_text_and_pointer_hygiene():
+    r = reader.read_reply("range", "percent", {"units": [3, 9, 3, True], "low": 85, "high": 15}, UNITS)
+    assert (r.value, r.pointers, r.grounded) == ("[15,85]", (3,), True)
+    assert reader.read_reply("range", "percent", {"units": [3], "low": 15, "high": None}, UNITS).is_blank
+    t = reader.read_reply("text", BLANK, {"units": [2], "answer": "GShard-600B."}, UNITS)
+    assert (t.value, t.grounded) == ("GShard-600B", True)
+    assert not reader.read_reply("text", BLANK, {"units": [2], "answer": "FairScale"}, UNITS).grounded
+    assert reader.read_reply("text", BLANK, {"units": [], "answer": None}, UNITS).is_blank
+    assert reader.read_reply("numeric", "W", None, UNITS).is_blank
+    assert reader.read_reply("numeric", "W", {"units": [1], "value": True}, UNITS).is_blank
+
+
+def test_true_false_reading_sampled_or_from_probability():
+    assert reader.read_reply("true_false", BLANK, {"units": [1], "answer": True}, UNITS).value == "1"
+    assert reader.read_reply("true_false", BLANK, {"units": [1], "answer": True}, UNITS, true_prob=0.3).value == "0"
+    assert reader.read_reply("true_false", BLANK, {"units": [], "answer": False}, UNITS, true_prob=0.7).value == "1"
+
+
+def test_answer_token_probs_reads_the_last_boolean_position():
+    lp = [['{"', [['{"', -0.1]]], ["units", [["units", -0.1]]], [" true", [[" \"", -0.5], [" true", -1.0],
+                                                                          ["true", -2.0], [" false", -0.7]]],
+          [" }", [[" }", -0.1]]]]
+    t, f = reader.answer_token_probs(lp)
+    assert t == pytest.approx(0.36788 + 0.13534, rel=1e-4) and f == pytest.approx(0.49659, rel=1e-4)
+    assert reader.answer_token_probs([["{", [["{", 0.0]]]]) is None
+    assert reader.answer_token_probs(None) is None
+
+
+def test_contextual_calibration_arithmetic():
+    # P(true)=0.6, P(false)=0.4 on the question; the content-free prior is (0.8, 0.2):
+    # 0.6/0.8 = 0.75 vs 0.4/0.2 = 2.0 -> P(True) = 0.75 / 2.75
+    assert reader.calibrated_true_prob((0.6, 0.4), (0.8, 0.2)) == pytest.approx(0.272727, rel=1e-5)
+    assert reader.calibrated_true_prob((0.6, 0.4), None) == pytest.approx(0.6)
+    assert reader.calibrated_true_prob((0.0, 0.0), (0.5, 0.5)) == 0.5
+
+
+DEV_CSV = """id,question,answer,answer_value,answer_unit,ref_id,ref_url,supporting_materials,explanation
+d1,How many kg of CO2e for one human life-year?,5000 kg,5000,kg,['strubell2019'],[],"Human life, avg, 1 year 11,023",Math: 11023 * 0.453592 = 5000
+d2,True or False: TPUs are slower.,FALSE,0,is_blank,['patterson2021'],[],TPU v2 runs 4.3X faster than P100 GPUs.,Quote
+d3,Which library shards the model?,FairScale,FairScale,is_blank,['samsi2024'],[],We use FairScale to shard the model.,Quote
+d4,What range of PUE was reported?,"1.1-1.2","[1.1,1.2]",PUE,['x2024'],[],A PUE of 1.1 to 1.2.,Quote
+"""
+
+
+def test_demos_are_shown_like_real_questions(tmp_path: Path):
+    csv = tmp_path / "dev.csv"
+    csv.write_text(DEV_CSV, encoding="utf-8")
+    turns = demo_messages(csv, ["d1", "d2", "d3", "d4"], expressions=False)
+    assert [t["role"] for t in turns] == ["user", "assistant"] * 4
+    replies = [json.loads(t["content"]) for t in turns[1::2]]
+    assert replies[0] == {"units": [1], "value": 5000}
+    assert replies[1] == {"units": [2], "answer": False}  # the gold unit alternates position
+    assert replies[2] == {"units": [1], "answer": "FairScale"}
+    assert replies[3] == {"units": [2], "low": 1.1, "high": 1.2}
+    assert "[1] samsi2024: We use FairScale" in turns[2]["content"]  # the next demo's quote is the distractor
+    assert "[1] strubell2019: Human life" in turns[6]["content"]  # ... wrapping round
+    assert json.loads(demo_messages(csv, ["d1"], expressions=True)[1]["content"])["value"] == "11023 * 0.453592"
+    with pytest.raises(InputError, match=r"dev\.csv.*d9"):
+        demo_messages(csv, ["d1", "d9"], expressions=False)
+    assert demo_messages(csv, [], expressions=False) == []
+
+
+@dataclass
+class ScriptedTypedLLM:
+    """Replies by (member seed, attempt level) and records the order of calls."""
+
+    replies: dict[tuple[int, int], str]
+    calls: list[tuple[int, int]] = field(default_factory=list)
+
+    def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
+        n_units = len(response_format["json_schema"]["schema"]["properties"]["units"]["items"]["enum"])
+        level = 0 if n_units == 1 else 1
+        self.calls.append((seed, level))
+        return Completion(text=self.replies[(seed, level)], prompt_tokens=100, completion_tokens=10,
+                          finish_reason="stop")
+
+
+LEVELS = [[ContextBlock("patterson2021", "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e.")],
+          [ContextBlock("patterson2021", "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e."),
+           ContextBlock("strubell2019", "BERT training used 1,507 kWh.")]]
+
+
+def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
+    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 24}',  # grounded at once
+                            (1, 0): '{"units": [1], "value": 99}',  # ungrounded -> retried
+                            (1, 1): '{"units": [2], "value": 1507}',
+                            (2, 0): '{"units": [1], "value": 77}',
+                            (2, 1): '{"units": [1], "value": 78}'})  # ungrounded twice
+    members = [TypedMember(LEVELS, seed, 0.0) for seed in (0, 1, 2)]
+    setup = TypedSetup([{"role": "system", "content": "s"}])
+    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, AnswerParams(max_retries=1), setup)
+    assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1)]  # every level 0 before any retry
+    assert [o.answer.answer_value for o in outs] == ["24", "1507", "77"]
+    assert [o.grounded for o in outs] == [True, True, False]
+    assert outs[1].answer.ref_id == ["strubell2019"] and outs[1].attempts == 2
+    abst = answer_question_typed(llm, "q1", "Energy?", "MWh", members[2:], AnswerParams(max_retries=1,
+                                                                                          abstain="ungrounded"), setup)
+    assert abst[0].answer.is_blank
+    once = answer_question_typed(llm, "q1", "Energy?", "MWh", members[1:2], AnswerParams(max_retries=1,
+                                                                                          retry_ungrounded=False), setup)
+    assert once[0].answer.answer_value == "99" and once[0].attempts == 1
+
+
+def test_member_views():
+    a, b = ContextBlock("a", "1"), ContextBlock("b", "2")
+    levels = [[a, b], [a, b, ContextBlock("c", "3")]]
+    assert member_view(levels, "as_is") == levels
+    assert member_view(levels, "reversed")[0] == [b, a]
+    assert member_view(levels, "wider") == levels[1:]
+
+
+def test_vote_prefers_grounded_answers():
+    answers = [Answer("q", answer_value="5", grounded=False), Answer("q", answer_value="5", grounded=False),
+               Answer("q", answer_value="7", grounded=True)]
+    assert vote_question(answers, VoteParams()).answer_value == "7"
+    assert vote_question(answers, VoteParams(prefer_grounded=False)).answer_value == "5"
