@@ -131,3 +131,13 @@ def test_plot_by_type_writes_a_png(tmp_path: Path) -> None:
                              "symmetric_score": [0.5, 0.0], "value": [0.5, 1.0], "ref": [0.5, 0.0], "na": [1.0, 0.0]})
     path = plot_by_type(type_table(verdicts), "t", tmp_path / "by_type.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_true_false_confusion_counts_gold_by_prediction():
+    from stages.core.answer_eval import true_false_confusion
+
+    v = pl.DataFrame({"question_type": ["true_false"] * 4 + ["numeric"],
+                      "gold_answer_value": ["1", "0", "0", "0", "5"],
+                      "pred_answer_value": ["1", "1", "0", "is_blank", "5"]})
+    assert true_false_confusion(v) == {"gold_false_pred_blank": 1, "gold_false_pred_false": 1,
+                                       "gold_false_pred_true": 1, "gold_true_pred_true": 1}

@@ -67,3 +67,18 @@ def test_eval_arithmetic_value_and_operands() -> None:
 def test_eval_arithmetic_refuses_anything_but_arithmetic(bad: str) -> None:
     with pytest.raises(ValueError):
         eval_arithmetic(bad)
+
+
+@pytest.mark.parametrize("value,stated,unit,ok", [
+    (32.0, 32e9, "tokens", False),    # a dropped magnitude is not a conversion of a count
+    (32e9, 32e9, "tokens", True),
+    (0.25, 25.0, "percent", True),    # percent <-> fraction
+    (25.0, 0.25, "fraction", True),
+    (24000.0, 24.0, "kWh", True),     # SI prefix of an SI unit (MWh stated)
+    (24000.0, 24.0, "GPUs", False),
+    (87.09, 192.0, "kg", True),       # lbs -> kg (unit family)
+    (48.0, 2.0, "hours", True),       # days -> hours
+    (100.0, 0.1, "seconds", False),   # 0.1 s stated: 100 is not seconds
+])
+def test_strict_grounding_allows_only_what_the_unit_implies(value: float, stated: float, unit: str, ok: bool) -> None:
+    assert grounded_number(value, [stated], unit, strict=True) is ok

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,8 +31,8 @@ UNITS = [
     ("Which library shards the model?", "is_blank", "text"),
     ("Which library shards the model?", "", "text"),
     ("What range of PUE did the provider report?", "PUE", "range"),
-    ("Between roughly what percentages of max power did usage fluctuate?", "percent", "numeric"),
-    ("Usage fluctuated between what share and what share of the maximum?", "percent", "range"),
+    ("Between roughly what percentages of max power did usage fluctuate?", "percent", "range"),
+    ("By how many tCO2e did emissions drop between 2019 and 2023?", "tCO2e", "numeric"),
     ("How many kWh did training use?", "kWh", "numeric"),
 ])
 def test_question_kind(question, unit, kind):
@@ -43,8 +44,9 @@ def test_numeric_schema_points_before_a_json_number():
     assert list(s["properties"]) == ["units", "value"] and s["required"] == ["units", "value"]
     assert s["properties"]["units"]["items"]["enum"] == [1, 2, 3]
     assert s["properties"]["units"]["maxItems"] == reader.MAX_POINTERS
-    assert {"type": "number"} in s["properties"]["value"]["anyOf"]
-    assert reader.reply_schema("numeric", 2, allow_null=False)["properties"]["value"] == {"type": "number"}
+    assert {"type": "string", "pattern": reader.NUMBER_PATTERN} in s["properties"]["value"]["anyOf"]
+    assert reader.reply_schema("numeric", 2, allow_null=False)["properties"]["value"] == {
+        "type": "string", "pattern": reader.NUMBER_PATTERN}
     expr = reader.reply_schema("numeric", 2, expressions=True, allow_null=False)["properties"]["value"]
     assert expr == {"type": "string", "pattern": reader.EXPRESSION_PATTERN}
 
@@ -72,6 +74,15 @@ def test_numeric_reading_grounded_with_thousands_separator():
     assert "11,023" in reader.quote_for(r, UNITS)
 
 
+@pytest.mark.parametrize("raw,value", [("32 billion", "32000000000"), ("11,023", "11023"), ("-34.66", "-34.66"),
+                                       ("0.1", "0.1"), (4.3, "4.3"), ("7 thousand", "7000")])
+def test_numbers_as_the_context_writes_them(raw, value):
+    import re
+    assert reader.read_reply("numeric", "tokens", {"units": [], "value": raw}, UNITS).value == value
+    if isinstance(raw, str):
+        assert re.fullmatch(reader.NUMBER_PATTERN, raw)
+
+
 def test_numeric_reading_grounded_through_a_unit_conversion():
     # 11,023 lbs stated; the question asks for kg: 11023 * 0.453592 = 5000.0
     r = reader.read_reply("numeric", "kg", {"units": [1], "value": 5000.0}, UNITS)
@@ -80,12 +91,16 @@ def test_numeric_reading_grounded_through_a_unit_conversion():
     assert reader.read_reply("numeric", "kWh", {"units": [2], "value": 24000}, UNITS).grounded
 
 
-def test_value_not_in_the_pointed_units_is_ungrounded():
+def test_value_in_another_unit_is_grounded_there_and_a_value_in_none_is_not():
     r = reader.read_reply("numeric", "MWh", {"units": [1], "value": 24}, UNITS)
-    assert r.value == "24" and not r.grounded  # 24 is in unit 2, not in the pointed unit 1
+    assert (r.value, r.pointers, r.grounded) == ("24", (2,), True)  # 24 is in unit 2, not the pointed unit 1
+    assert reader.refs_for(r, UNITS) == ["patterson2021"]
     r = reader.read_reply("numeric", "MWh", {"units": [], "value": 24}, UNITS)
     assert r.grounded  # no pointers: the whole context is the evidence
-    assert reader.read_reply("numeric", "MWh", {"units": [2], "value": 31.7}, UNITS).grounded is False
+    r = reader.read_reply("numeric", "MWh", {"units": [2], "value": 31.7}, UNITS)
+    assert (r.grounded, r.pointers) == (False, (2,))
+    t = reader.read_reply("text", BLANK, {"units": [1], "answer": "gshard-600b"}, UNITS)
+    assert (t.grounded, t.pointers) == (True, (2,))
 
 
 def test_expression_readings():
@@ -152,7 +167,9 @@ def test_demos_are_shown_like_real_questions(tmp_path: Path):
     turns = demo_messages(csv, ["d1", "d2", "d3", "d4"], expressions=False)
     assert [t["role"] for t in turns] == ["user", "assistant"] * 4
     replies = [json.loads(t["content"]) for t in turns[1::2]]
-    assert replies[0] == {"units": [1], "value": 5000}
+    assert replies[0] == {"units": [1], "value": "5000"}  # a string, as the schema wants
+    schema = reader.reply_schema("numeric", 2)["properties"]["value"]["anyOf"][0]
+    assert re.fullmatch(schema["pattern"], replies[0]["value"])
     assert replies[1] == {"units": [2], "answer": False}  # the gold unit alternates position
     assert replies[2] == {"units": [1], "answer": "FairScale"}
     assert replies[3] == {"units": [2], "low": 1.1, "high": 1.2}

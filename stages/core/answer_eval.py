@@ -157,7 +157,22 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
         "calls": int(all_rows["attempts"].sum()), "cache_hits": int(all_rows["cache_hits"].sum()),
     }
     summary["member_scores"] = [score_members(labels, [m], vote, urls)[2]["score"] for m in members]
+    summary["true_false_confusion"] = true_false_confusion(verdicts)
     return EvalRun(members, submission, verdicts, summary)
+
+
+def true_false_confusion(verdicts: pl.DataFrame) -> dict[str, int]:
+    """Counts of gold x predicted on the True/False questions (1/0; 'blank' for no answer),
+    to see a lean towards True."""
+    tf = verdicts.filter(pl.col("question_type") == "true_false")
+    out: dict[str, int] = {}
+    for gold, pred in zip(tf["gold_answer_value"].cast(pl.String).to_list(),
+                          tf["pred_answer_value"].cast(pl.String).to_list(), strict=True):
+        g = {"1": "true", "0": "false"}.get(str(gold).strip(), str(gold))
+        p = {"1": "true", "0": "false"}.get(str(pred).strip(), "blank")
+        key = f"gold_{g}_pred_{p}"
+        out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def plot_by_type(table: pl.DataFrame, title: str, path: Path) -> Path:

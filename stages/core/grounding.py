@@ -81,9 +81,31 @@ def unit_factors(unit: str | None) -> tuple[float, ...]:
     return MAGNITUDE_FACTORS + tuple(f * m for f in extra for m in MAGNITUDE_FACTORS)
 
 
-def grounded_number(value: float, numbers: list[float], unit: str | None = None) -> bool:
-    """True if the value is one of the numbers up to a factor its unit allows (sign ignored)."""
-    factors = unit_factors(unit)
+# units whose SI prefixes (k/M/G, m/u) a value may be converted through
+_SI_UNITS = re.compile(r"wh\b|\bw\b|watt|\bk?g\b|gram|tonne|\bt\b|tco2|byte|\b[kmgt]?b\b|flop|joule|\bj\b|"
+                       r"\b[kmgt]w\b|liter|litre|\bl\b|meter|metre", re.IGNORECASE)
+
+
+def strict_unit_factors(unit: str | None) -> tuple[float, ...]:
+    """The conversions the answer unit implies, and only those (the reader's grounding check):
+    percent <-> fraction for percent units, SI prefixes for SI units, and the unit family's
+    conversions (lbs/tons/kg, hours/days, ...). A bare magnitude change of a count ("32"
+    for "32 billion" tokens) is not one; numbers_in already reads magnitude words."""
+    u = (unit or "").lower()
+    factors = [1.0]
+    if "percent" in u or "%" in u or "fraction" in u or "share" in u:
+        factors += [100.0, 0.01]
+    si = (1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9) if _SI_UNITS.search(u) else ()
+    factors += si
+    family = [f for keys, fs in UNIT_FACTORS if any(k in u for k in keys) for f in fs]
+    factors += family + [f * m for f in family for m in si]
+    return tuple(factors)
+
+
+def grounded_number(value: float, numbers: list[float], unit: str | None = None, strict: bool = False) -> bool:
+    """True if the value is one of the numbers up to a factor its unit allows (sign ignored);
+    ``strict``: only the factors the unit implies (`strict_unit_factors`), no bare magnitudes."""
+    factors = strict_unit_factors(unit) if strict else unit_factors(unit)
     return any(close(abs(value), abs(n) * f) for n in numbers for f in factors)
 
 

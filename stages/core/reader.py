@@ -29,9 +29,14 @@ from stages.core.types import BLANK
 Kind = Literal["true_false", "numeric", "range", "text"]
 
 _TRUE_FALSE = re.compile(r"\s*true\s+or\s+false\b", re.IGNORECASE)
-_RANGE = re.compile(r"\brange\b|\bbetween\b[^?]*\band\b", re.IGNORECASE)
+# "between 2019 and 2023" is a period, not a range answer: only "range" or "between (roughly) what"
+_RANGE = re.compile(r"\brange\b|\bbetween\s+(?:roughly\s+|about\s+)?what\b", re.IGNORECASE)
 # an answer expression: starts with a digit, then digits, operators, brackets, spaces
 EXPRESSION_PATTERN = r"^[0-9][0-9.eE+*/() -]{0,59}$"
+# a number as the context writes it, magnitude word included: a JSON number made the 1.5B model
+# drop zeros from "32 billion" (dev d110, d409)
+NUMBER_PATTERN = r"^-?[0-9][0-9,]{0,15}(\.[0-9]{1,8})?( (thousand|million|billion|trillion))?$"
+NUMBER_RE = re.compile(NUMBER_PATTERN[1:-1])
 MAX_TEXT_CHARS = 100
 MAX_POINTERS = 3
 
@@ -65,7 +70,7 @@ def reply_schema(kind: Kind, n_units: int, *, expressions: bool = False, allow_n
                              "maxItems": MAX_POINTERS}
     answer: dict[str, dict[str, Any]]
     if kind == "numeric":
-        value = {"type": "string", "pattern": EXPRESSION_PATTERN} if expressions else {"type": "number"}
+        value = {"type": "string", "pattern": EXPRESSION_PATTERN if expressions else NUMBER_PATTERN}
         answer = {"value": _nullable(value, allow_null)}
     elif kind == "range":
         answer = {"low": _nullable({"type": "number"}, allow_null), "high": _nullable({"type": "number"}, allow_null)}
@@ -95,7 +100,7 @@ def answer_instruction(kind: Kind, unit: str, expressions: bool) -> str:
     if expressions:
         return (f'Reply {{"units": [...], "value": "..."}}: the answer in {unit}, as a number copied from '
                 f'the units or an arithmetic expression over their numbers (e.g. "192 * 0.453592").')
-    return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
+    return f'Reply {{"units": [...], "value": "number"}}: the answer in {unit} (e.g. "11,023" or "5.6 billion").'
 
 
 @dataclass
@@ -169,11 +174,11 @@ def _grounded_value(v: float, evidence: str, unit: str, operands: Sequence[float
     from stages.core.grounding import CONVERSION_CONSTANTS
 
     numbers = numbers_in(evidence)
-    if grounded_number(v, numbers, unit):
+    if grounded_number(v, numbers, unit, strict=True):
         return True
     if len(operands) > 1:
-        return all(grounded_number(o, numbers, unit) or abs(o) in CONVERSION_CONSTANTS for o in operands) and \
-            any(grounded_number(o, numbers, unit) for o in operands)
+        return all(grounded_number(o, numbers, unit, strict=True) or abs(o) in CONVERSION_CONSTANTS
+                   for o in operands) and any(grounded_number(o, numbers, unit, strict=True) for o in operands)
     return False
 
 
@@ -200,18 +205,24 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         if not isinstance(ans, str) or not ans.strip() or ans.strip().lower() in ("null", BLANK):
             return Reading(pointers=pointers)
         phrase = ans.strip().rstrip(".")
-        return Reading(phrase, pointers, grounded=phrase.lower() in evidence.lower())
+        return _repointed(Reading(phrase, pointers), units, lambda text: phrase.lower() in text.lower(), evidence)
     if kind == "range":
         lo, hi = _number(data.get("low")), _number(data.get("high"))
         if lo is None or hi is None:
             return Reading(pointers=pointers)
         lo, hi = min(lo, hi), max(lo, hi)
         value = normalize_value(f"[{lo!r},{hi!r}]", unit)
-        return Reading(value, pointers, grounded=_grounded_value(lo, evidence, unit) and
-                       _grounded_value(hi, evidence, unit))
+        return _repointed(Reading(value, pointers), units,
+                          lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence)
     raw = data.get("value")
     expression, operands = "", ()
-    if isinstance(raw, str):
+    stated = _number(raw) if not isinstance(raw, str) else None
+    if isinstance(raw, str) and NUMBER_RE.fullmatch(raw.strip()):
+        try:
+            stated = _number(float(normalize_value(raw.strip(), "")))
+        except ValueError:  # "1,5": not a number after all
+            stated = None
+    if isinstance(raw, str) and stated is None:
         expression = raw.strip()
         try:
             v, ops = eval_arithmetic(expression)
@@ -219,13 +230,26 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
             return Reading(pointers=pointers, expression=expression)
         operands = tuple(ops)
     else:
-        v = _number(raw)
-        if v is None:
+        if stated is None:
             return Reading(pointers=pointers)
+        v = stated
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
         return Reading(pointers=pointers, expression=expression)
-    return Reading(value, pointers, grounded=_grounded_value(v, evidence, unit, operands), expression=expression)
+    return _repointed(Reading(value, pointers, expression=expression), units,
+                      lambda text: _grounded_value(v, text, unit, operands), evidence)
+
+
+def _repointed(reading: Reading, units: Sequence[Unit], holds: Any, evidence: str) -> Reading:
+    """Grounded when the pointed units hold the answer; the model often points at the wrong
+    unit, so an answer that other units hold is grounded there and points at them instead."""
+    if holds(evidence):
+        reading.grounded = True
+        return reading
+    stating = tuple(k for k, u in enumerate(units, start=1) if holds(u.text))
+    if stating:
+        reading.pointers, reading.grounded = stating[:MAX_POINTERS], True
+    return reading
 
 
 def refs_for(reading: Reading, units: Sequence[Unit]) -> list[str]:
