@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from stages.core.dataio import read_questions  # noqa: E402
 from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder  # noqa: E402
-from stages.core.keywords import KeywordIndex, tokenize  # noqa: E402
+from stages.core.keywords import KeywordIndex, tokenize, words  # noqa: E402
 from stages.core.params import load_params, section  # noqa: E402
 from stages.core.retrieval import RetrieveParams, count_tokens  # noqa: E402
 from stages.core.retrieval_metrics import evidence_found, retrieval_metrics  # noqa: E402
@@ -108,8 +108,8 @@ def miss_cause(row: dict[str, str], ctx_docs: set[str], doc_text: dict[str, str]
         return "table"
     value, quote = row.get("answer_value") or "", row.get("supporting_materials") or ""
     paras = [p for d in gold for p in doc_paras.get(d, []) if evidence_found(value, quote, p)]
-    q = set(tokenize(row["question"]))
-    if paras and q and max(len(q & set(tokenize(p))) for p in paras) / len(q) < 0.5:
+    q = set(words(row["question"]))
+    if paras and q and max(len(q & set(words(p))) for p in paras) / len(q) < 0.5:
         return "vocabulary"
     return "other"
 
