@@ -3,6 +3,7 @@
   python bench/retrieval_eval.py                       # dev_QA and train_QA, question alone (plan.n_queries: 1)
   python bench/retrieval_eval.py --sets dev            # one set
   python bench/retrieval_eval.py --plan artifacts/plan/queries.parquet --sets train   # with planner queries
+  python bench/retrieval_eval.py -S retrieve.doc_prior=1.0 --out /tmp/x.json      # a retrieve param changed
 
 Needs the built tree and index (`dvc repro index`). For each question set and context
 budget it reports gold-doc recall, evidence recall and mean context tokens for:
@@ -30,6 +31,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from stages.core.answer_eval import apply_overrides  # noqa: E402
 from stages.core.dataio import read_questions  # noqa: E402
 from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder  # noqa: E402
 from stages.core.keywords import KeywordIndex, tokenize, words  # noqa: E402
@@ -172,8 +174,9 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
     ap.add_argument("--plan", help="queries.parquet from the plan stage (default: the question alone)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("-S", "--set", action="append", default=[], help="section.key=value override of params.yaml")
     args = ap.parse_args()
-    params = load_params(ROOT / "params.yaml")
+    params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
     rp = section(RetrieveParams, "retrieve", params)
     nodes = pl.read_parquet(ROOT / "artifacts" / "tree" / "nodes.parquet")
     cache = EmbeddingCache()
@@ -190,6 +193,7 @@ def main() -> None:
                  "bm25": KeywordIndex([tokenize(w) for _, w in wins])}
 
     report: dict[str, object] = {"queries": "planner" if args.plan else "question", "budgets": list(BUDGETS),
+                                 "overrides": args.set,
                                  "index_load_s": round(load_s, 2), "sets": {}}
     for set_name in args.sets:
         path = SETS.get(set_name, Path(set_name))
