@@ -1,33 +1,51 @@
 """Retrieval quality on labelled questions, no LLM: treerag vs two baselines.
 
-  python bench/retrieval_eval.py                 # question alone (plan.n_queries: 1)
-  python bench/retrieval_eval.py --plan artifacts/plan/queries.parquet   # with planner queries
+  python bench/retrieval_eval.py                       # dev_QA and train_QA, question alone (plan.n_queries: 1)
+  python bench/retrieval_eval.py --sets dev            # one set
+  python bench/retrieval_eval.py --plan artifacts/plan/queries.parquet --sets train   # with planner queries
+  python bench/retrieval_eval.py -S retrieve.doc_prior=1.0 --out /tmp/x.json      # a retrieve param changed
 
-Needs the built tree and index (`dvc repro index`). For each context budget it
-reports gold-doc recall, evidence recall and mean context tokens for:
+Needs the built tree and index (`dvc repro index`). For each question set and context
+budget it reports gold-doc recall, evidence recall and mean context tokens for:
   treerag   the retrieve stage's retriever with params.yaml's retrieve section
   flat512   flat ~512-token chunks of each document, dense, same embedder
   bm25win   BM25 over ~500-character windows cut on sentence boundaries
-Writes bench/results/retrieval[_plan].json and prints a Markdown table.
+Also: treerag's retrieval latency per question, evidence recall on the questions whose
+evidence is only in a figure (reported apart), and every treerag miss at the default
+budget with its cause (table | vocabulary | named_paper | figure | other), see miss_cause.
+Writes bench/results/retrieval[_plan].json and prints Markdown tables.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import sys
+import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from stages.core.dataio import read_questions
-from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder
-from stages.core.keywords import KeywordIndex, tokenize
-from stages.core.params import load_params, section
-from stages.core.retrieval import RetrieveParams, count_tokens
-from stages.core.retrieval_metrics import retrieval_metrics
-from stages.core.retriever import Retriever
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-BUDGETS = (1000, 2000, 4000)
+from stages.core.answer_eval import apply_overrides  # noqa: E402
+from stages.core.dataio import read_questions  # noqa: E402
+from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder  # noqa: E402
+from stages.core.keywords import KeywordIndex, tokenize, words  # noqa: E402
+from stages.core.params import load_params, section  # noqa: E402
+from stages.core.retrieval import RetrieveParams, count_tokens  # noqa: E402
+from stages.core.retrieval_metrics import evidence_found, retrieval_metrics  # noqa: E402
+from stages.core.retriever import Retriever  # noqa: E402
+from stages.core.scoring import is_blank, parse_ref_ids  # noqa: E402
+
+BUDGETS = (500, 1000, 2000)
+SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" / "wattbot" / "train_QA.csv"}
+SCHEMA = {"question_id": pl.String, "doc_id": pl.String, "text": pl.String, "n_tokens": pl.Int64}
+_FIGURE = re.compile(r"\bfig(?:ure)?\.?\s*\d", re.I)
+_TABLE = re.compile(r"\btable\s+[A-Z]?\d", re.I)
 
 
 def budget_rows(qid: str, ranked: list[tuple[str, str]], budget: int, cpt: float) -> list[dict[str, object]]:
@@ -43,9 +61,12 @@ def budget_rows(qid: str, ranked: list[tuple[str, str]], budget: int, cpt: float
 
 
 def doc_sentences(nodes: pl.DataFrame) -> dict[str, list[str]]:
-    """Non-reference sentences per document, in document order."""
+    """Non-reference text per document in document order, as the baselines see it: sentences,
+    and each table as its one markdown text (not treerag's row units with caption and header)."""
     excl = pl.col("is_reference").fill_null(False) if "is_reference" in nodes.columns else pl.lit(False)
-    s = nodes.filter((pl.col("level") == "sentence") & ~excl)
+    table_paras = nodes.filter(pl.col("attachment_type") == "table")["node_id"].to_list()
+    keep = ((pl.col("level") == "sentence") & ~pl.col("parent_id").is_in(table_paras)) | pl.col("node_id").is_in(table_paras)
+    s = nodes.filter(keep & ~excl)
     return {d: g["text"].to_list() for (d,), g in s.group_by("doc_id", maintain_order=True)}
 
 
@@ -62,56 +83,142 @@ def windows(sents: list[str], min_chars: int) -> list[str]:
     return out
 
 
+def figure_only(row: dict[str, str], doc_text: dict[str, str]) -> bool:
+    """Evidence the extracted text cannot hold: the label points at a figure and neither
+    the value nor the quote is anywhere in the gold documents' text."""
+    label = f"{row.get('explanation') or ''} {row.get('supporting_materials') or ''}"
+    if not _FIGURE.search(label) or _TABLE.search(label):
+        return False
+    gold = parse_ref_ids(row.get("ref_id"))
+    text = "\n".join(doc_text.get(d, "") for d in gold)
+    return not evidence_found(row.get("answer_value") or "", row.get("supporting_materials") or "", text)
+
+
+def miss_cause(row: dict[str, str], ctx_docs: set[str], doc_text: dict[str, str],
+               doc_paras: dict[str, list[str]]) -> str:
+    """Why a question's evidence is not in its context, in the issue's terms:
+    figure (not in the extracted text at all), named_paper (gold document not retrieved),
+    table (the label cites a table), vocabulary (the question shares under half of its
+    content words with the gold paragraph that holds the evidence), else other (ranking)."""
+    if figure_only(row, doc_text):
+        return "figure"
+    gold = parse_ref_ids(row.get("ref_id"))
+    if not gold & ctx_docs:
+        return "named_paper"
+    label = f"{row.get('explanation') or ''} {row.get('supporting_materials') or ''}"
+    if _TABLE.search(label):
+        return "table"
+    value, quote = row.get("answer_value") or "", row.get("supporting_materials") or ""
+    paras = [p for d in gold for p in doc_paras.get(d, []) if evidence_found(value, quote, p)]
+    q = set(words(row["question"]))
+    if paras and q and max(len(q & set(words(p))) for p in paras) / len(q) < 0.5:
+        return "vocabulary"
+    return "other"
+
+
+def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], retriever: Retriever,
+             rp: RetrieveParams, nodes: pl.DataFrame, baselines: dict[str, object]) -> dict[str, object]:
+    embedder, cache = retriever.embedder, retriever.cache
+    q_vecs, _ = embed_texts([r["question"] for r in labels.iter_rows(named=True)], embedder, cache, progress=False)
+    retriever.prepare([q for qs in queries.values() for q in qs])
+    flat, flat_vecs, wins, bm25 = (baselines[k] for k in ("flat", "flat_vecs", "wins", "bm25"))
+    paras = nodes.filter(pl.col("level") == "paragraph")
+    doc_paras = {d: g["text"].to_list() for (d,), g in paras.group_by("doc_id")}
+    doc_text = {d: "\n".join(t) for d, t in doc_paras.items()}
+    rows_all = list(labels.iter_rows(named=True))
+    fig = {r["id"] for r in rows_all if not is_blank(r.get("answer_value")) and figure_only(r, doc_text)}
+
+    results: dict[str, dict[int, dict[str, float]]] = {"treerag": {}, "flat512": {}, "bm25win": {}}
+    misses: list[dict[str, object]] = []
+    latency_ms = 0.0
+    for budget in BUDGETS:
+        ours, fl, bw = [], [], []
+        p = rp.scaled(budget / rp.max_context_tokens)  # depth and budget grow together, as in answer retries
+        t0 = time.perf_counter()
+        units_of = {r["id"]: retriever.retrieve(queries[r["id"]], p) for r in rows_all}
+        if budget == rp.max_context_tokens:
+            latency_ms = 1000 * (time.perf_counter() - t0) / max(1, len(rows_all))
+        for qv, r in zip(q_vecs, rows_all):
+            qid = r["id"]
+            ours += [{"question_id": qid, "doc_id": u.doc_id, "text": u.text, "n_tokens": u.n_tokens}
+                     for u in units_of[qid]]
+            order = np.argsort(-(flat_vecs @ qv))
+            fl += budget_rows(qid, [flat[i] for i in order[:64]], budget, rp.chars_per_token)
+            top = bm25.search(tokenize(" ".join(queries[qid])), 64)
+            bw += budget_rows(qid, [wins[i] for i, _ in top], budget, rp.chars_per_token)
+        for method, rows in (("treerag", ours), ("flat512", fl), ("bm25win", bw)):
+            frame = pl.DataFrame(rows, schema=SCHEMA)
+            m = retrieval_metrics(labels, frame)
+            m["evidence_recall_no_figures"] = retrieval_metrics(labels.filter(~pl.col("id").is_in(list(fig))),
+                                                                frame)["evidence_recall"]
+            results[method][budget] = m
+        if budget == rp.max_context_tokens:
+            for r in rows_all:
+                if is_blank(r.get("answer_value")):
+                    continue
+                units = units_of[r["id"]]
+                if evidence_found(r["answer_value"], r.get("supporting_materials") or "",
+                                  "\n".join(u.text for u in units)):
+                    continue
+                cause = miss_cause(r, {u.doc_id.lower() for u in units}, doc_text, doc_paras)
+                misses.append({"id": r["id"], "cause": cause, "question": r["question"],
+                               "answer_value": r["answer_value"], "ref_id": r["ref_id"],
+                               "context_docs": sorted({u.doc_id for u in units})})
+    return {"set": name, "questions": labels.height, "figure_only": len(fig),
+            "ms_per_question": round(latency_ms, 1), "results": results,
+            "miss_causes": dict(Counter(m["cause"] for m in misses)), "misses": misses}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
     ap.add_argument("--plan", help="queries.parquet from the plan stage (default: the question alone)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("-S", "--set", action="append", default=[], help="section.key=value override of params.yaml")
     args = ap.parse_args()
-    params = load_params()
+    params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
     rp = section(RetrieveParams, "retrieve", params)
-    labels = read_questions(params["data"]["questions"])
-    nodes = pl.read_parquet("artifacts/tree/nodes.parquet")
+    nodes = pl.read_parquet(ROOT / "artifacts" / "tree" / "nodes.parquet")
     cache = EmbeddingCache()
     embedder = make_embedder(section(EmbedParams, "embed", params))
-    retriever = Retriever(Path("artifacts/index"), nodes, embedder, cache)
-    queries = {r["id"]: [r["question"]] for r in labels.iter_rows(named=True)}
-    if args.plan:
-        plan = pl.read_parquet(args.plan).sort("question_id", "query_index")
-        queries.update({q: g["query"].to_list() for (q,), g in plan.group_by("question_id")})
+    t0 = time.perf_counter()
+    retriever = Retriever(ROOT / "artifacts" / "index", nodes, embedder, cache)
+    load_s = time.perf_counter() - t0
 
     sents = doc_sentences(nodes)
     flat = [(d, c) for d, ss in sents.items() for c in windows(ss, int(512 * rp.chars_per_token))]
     wins = [(d, w) for d, ss in sents.items() for w in windows(ss, 500)]
     flat_vecs, _ = embed_texts([c for _, c in flat], embedder, cache, desc="embed flat chunks")
-    bm25 = KeywordIndex([tokenize(w) for _, w in wins])
-    q_vecs, _ = embed_texts([r["question"] for r in labels.iter_rows(named=True)], embedder, cache, progress=False)
+    baselines = {"flat": flat, "flat_vecs": flat_vecs, "wins": wins,
+                 "bm25": KeywordIndex([tokenize(w) for _, w in wins])}
 
-    results: dict[str, dict[int, dict[str, float]]] = {"treerag": {}, "flat512": {}, "bm25win": {}}
-    for budget in BUDGETS:
-        ours, fl, bw = [], [], []
-        p = rp.scaled(budget / rp.max_context_tokens)  # depth and budget grow together, as in answer retries
-        for qv, r in zip(q_vecs, labels.iter_rows(named=True)):
-            qid = r["id"]
-            units = retriever.retrieve(queries[qid], p)
-            ours += [{"question_id": qid, "doc_id": u.doc_id, "text": u.text, "n_tokens": u.n_tokens} for u in units]
-            order = np.argsort(-(flat_vecs @ qv))
-            fl += budget_rows(qid, [flat[i] for i in order[:64]], budget, rp.chars_per_token)
-            top = bm25.search(tokenize(" ".join(queries[qid])), 64)
-            bw += budget_rows(qid, [wins[i] for i, _ in top], budget, rp.chars_per_token)
-        schema = {"question_id": pl.String, "doc_id": pl.String, "text": pl.String, "n_tokens": pl.Int64}
-        for name, rows in (("treerag", ours), ("flat512", fl), ("bm25win", bw)):
-            results[name][budget] = retrieval_metrics(labels, pl.DataFrame(rows, schema=schema))
+    report: dict[str, object] = {"queries": "planner" if args.plan else "question", "budgets": list(BUDGETS),
+                                 "overrides": args.set,
+                                 "index_load_s": round(load_s, 2), "sets": {}}
+    for set_name in args.sets:
+        path = SETS.get(set_name, Path(set_name))
+        labels = read_questions(path)
+        queries = {r["id"]: [r["question"]] for r in labels.iter_rows(named=True)}
+        if args.plan:
+            plan = pl.read_parquet(args.plan).sort("question_id", "query_index")
+            queries.update({q: g["query"].to_list() for (q,), g in plan.group_by("question_id") if q in queries})
+        res = eval_set(set_name, labels, queries, retriever, rp, nodes, baselines)
+        report["sets"][set_name] = res  # type: ignore[index]
+        n = next(iter(res["results"]["treerag"].values()))["answerable_questions"]  # type: ignore[index]
+        print(f"\n{set_name}: {n} answerable ({res['figure_only']} figure-only), "
+              f"gold-doc / evidence recall (evidence without figure-only), mean tokens; "
+              f"treerag {res['ms_per_question']} ms/question")
+        print(f"| method | {' | '.join(f'{b} tokens' for b in BUDGETS)} |")
+        print(f"|---|{'---|' * len(BUDGETS)}")
+        for method, by_budget in res["results"].items():  # type: ignore[union-attr]
+            cells = [f"{m['gold_doc_recall']:.2f} / {m['evidence_recall']:.2f} ({m['evidence_recall_no_figures']:.2f})"
+                     f" {m['mean_context_tokens']:.0f} tok" for m in by_budget.values()]
+            print(f"| {method} | {' | '.join(cells)} |")
+        print(f"misses at {rp.max_context_tokens} tokens by cause: {res['miss_causes']}")
     cache.close()
-
-    print(f"| method | {' | '.join(f'{b} tokens' for b in BUDGETS)} |")
-    print(f"|---|{'---|' * len(BUDGETS)}")
-    for name, by_budget in results.items():
-        cells = [f"{m['gold_doc_recall']:.2f} / {m['evidence_recall']:.2f} ({m['mean_context_tokens']:.0f} tok)"
-                 for m in by_budget.values()]
-        print(f"| {name} | {' | '.join(cells)} |")
-    out = Path(args.out or f"bench/results/retrieval{'_plan' if args.plan else ''}.json")
+    out = Path(args.out or ROOT / f"bench/results/retrieval{'_plan' if args.plan else ''}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"queries": "planner" if args.plan else "question", "results": results}, indent=2))
+    out.write_text(json.dumps(report, indent=2) + "\n")
 
 
 if __name__ == "__main__":

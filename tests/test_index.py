@@ -111,3 +111,18 @@ def test_long_paragraph_gets_windows_besides_itself_and_a_window_is_found_first(
     from stages.core.keywords import KeywordIndex, tokenize
     top = KeywordIndex(units["tokens"].to_list()).search(tokenize("172 days 4789 jobs"), 1)[0][0]
     assert "d:sec1:p1:s9" in ids[top] and len(ids[top]) < len(body)
+
+
+def test_doc_prior_boosts_the_named_paper_only_when_asked(tmp_path):
+    ix, _, _ = small_index(tmp_path)
+    # 'GPU' alone is one profile word: no document is named
+    assert ix.named_docs("GPU power") == set()
+    # surname + year name doc a; title word + surname + year, doc b
+    assert ix.named_docs("In the 2024 paper by Lovelace, what power?") == {"a"}
+    assert ix.named_docs("the Energy study by Hopper (2021)") == {"b"}
+    plain = ix.keyword("electricity of the 2024 Lovelace GPU", 3)
+    boosted = ix.keyword("electricity of the 2024 Lovelace GPU", 3, doc_prior=1.0)
+    assert [n for n, _ in boosted][0] == ["a:sec1:p1"]
+    a_plain = dict((n[0], s) for n, s in plain)["a:sec1:p1"]
+    assert dict((n[0], s) for n, s in boosted)["a:sec1:p1"] == pytest.approx(2 * a_plain)
+    assert ix.keyword("GPU", 3, doc_prior=1.0) == ix.keyword("GPU", 3)  # nothing named: plain BM25

@@ -15,7 +15,7 @@ class SpyIndex:
     def dense(self, vecs, k, include_excluded=False):
         return [[("d:sec1:p2:s1", 0.5)] for _ in vecs]
 
-    def keyword(self, query, k, include_excluded=False):
+    def keyword(self, query, k, include_excluded=False, doc_prior=0.0):
         self.keyword_queries.append(query)
         return [(["d:sec1:p3"], 1.0)]
 

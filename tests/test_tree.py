@@ -9,17 +9,15 @@ import polars as pl
 import pytest
 
 from stages.core.corpus_loaders import ExtractParams, extract_corpus, to_frames
+from stages.core.headings import _Cand, _numbered_candidate, numbered_chain
 from stages.core.tree import (
     TreeParams,
-    _Cand,
-    _numbered_candidate,
     build_tree,
     chunk_sentences,
     clean_line,
     doc_inputs,
     join_lines,
     nodes_frame,
-    numbered_chain,
     table_row_sentences,
     tree_stats,
 )

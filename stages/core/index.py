@@ -48,6 +48,15 @@ def doc_descriptors(metadata: pl.DataFrame) -> dict[str, str]:
     return out
 
 
+def doc_profiles(metadata: pl.DataFrame) -> pl.DataFrame:
+    """What a question naming a paper can match, per document: its title, author surnames and
+    year (metadata.csv), tokenised; searched as a document prior, never added to every unit."""
+    desc = doc_descriptors(metadata)
+    rows = [(r["id"], tokenize(f"{r.get('title') or ''} {desc.get(r['id'], '')}")) for r in metadata.iter_rows(named=True)]
+    return pl.DataFrame({"doc_id": [r[0] for r in rows], "tokens": [r[1] for r in rows]},
+                        schema={"doc_id": pl.String, "tokens": pl.List(pl.String)})
+
+
 def excluded_mask(nodes: pl.DataFrame) -> pl.Expr:
     """Reference-list and front-matter nodes are kept in the index but excluded from search by default."""
     cols = [c for c in ("is_reference", "is_front_matter") if c in nodes.columns]
@@ -131,6 +140,7 @@ def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFra
                          num_partitions=max(1, int(np.sqrt(table.height))), num_sub_vectors=max(1, dim // 8))
     units = bm25_units(nodes, metadata, params.bm25_window_chars)
     units.write_parquet(out_dir / "bm25_units.parquet")
+    doc_profiles(metadata).write_parquet(out_dir / "doc_profiles.parquet")
     info = {"model": model, "dim": dim, "rows": table.height, "ann": ann, "bm25_units": units.height}
     (out_dir / "index.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info
@@ -165,6 +175,15 @@ class Index:
         self._unit_ids = {
             excl: units.filter(~pl.col("excluded") | pl.lit(excl))["node_ids"].to_list() for excl in (False, True)
         }
+        self._unit_docs = {
+            excl: np.asarray(units.filter(~pl.col("excluded") | pl.lit(excl))["doc_id"].to_list(), dtype=object)
+            for excl in (False, True)
+        }
+        prof_path = out_dir / "doc_profiles.parquet"
+        prof = pl.read_parquet(prof_path) if prof_path.exists() else pl.DataFrame(
+            {"doc_id": [], "tokens": []}, schema={"doc_id": pl.String, "tokens": pl.List(pl.String)})
+        self._profile_docs = prof["doc_id"].to_list()
+        self._profiles = KeywordIndex(prof["tokens"].to_list())
 
     def dense(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...] = SEARCH_LEVELS,
               include_excluded: bool = False) -> list[list[tuple[str, float]]]:
@@ -220,7 +239,43 @@ class Index:
             hits.sort(key=lambda h: -h[1])
         return out
 
-    def keyword(self, query: str, k: int, include_excluded: bool = False) -> list[tuple[list[str], float]]:
-        """Top-k (node ids, BM25 score) over paragraphs, table rows and sentence windows."""
+    def named_docs(self, query: str, min_share: float = 0.6) -> set[str]:
+        """Documents the question names (title words, author surnames, year): those whose
+        profile scores at least `min_share` of the best, when the best matches two or more
+        profile words ('the 2022 paper by Dodge et al.', 'the Power Hungry Processing study')."""
+        toks = tokenize(query)
+        if not self._profile_docs or not toks:
+            return set()
+        scores = self._profiles.scores(toks)
+        best = int(np.argmax(scores))
+        prof = self._profiles_tokens()[best]
+        if scores[best] <= 0 or len(set(toks) & prof) < 2:
+            return set()
+        return {d for d, s in zip(self._profile_docs, scores) if s >= min_share * scores[best]}
+
+    def _profiles_tokens(self) -> list[set[str]]:
+        if not hasattr(self, "_prof_sets"):
+            vocab = {i: w for w, i in self._profiles._vocab.items()}
+            w = self._profiles._weights
+            self._prof_sets = [set() for _ in self._profile_docs]
+            if w is not None:
+                coo = w.tocoo()
+                for r, c in zip(coo.row, coo.col):
+                    self._prof_sets[r].add(vocab[c])
+        return self._prof_sets
+
+    def keyword(self, query: str, k: int, include_excluded: bool = False,
+                doc_prior: float = 0.0) -> list[tuple[list[str], float]]:
+        """Top-k (node ids, BM25 score) over paragraphs, table rows and sentence windows; with
+        `doc_prior` > 0 the units of the documents the question names score (1 + doc_prior) times."""
         ids = self._unit_ids[include_excluded]
-        return [(ids[i], s) for i, s in self._kw[include_excluded].search(tokenize(query), k)]
+        kw = self._kw[include_excluded]
+        if doc_prior <= 0:
+            return [(ids[i], s) for i, s in kw.search(tokenize(query), k)]
+        named = self.named_docs(query)
+        toks = tokenize(query)
+        if not named or not toks or k <= 0:
+            return [(ids[i], s) for i, s in kw.search(toks, k)]
+        scores = kw.scores(toks) * np.where(np.isin(self._unit_docs[include_excluded], list(named)), 1 + doc_prior, 1.0)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(ids[i], float(scores[i])) for i in top if scores[i] > 0]

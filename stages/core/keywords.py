@@ -1,9 +1,13 @@
 """Keyword side of retrieval: tokenisation and a BM25 index that actually matches.
 
-NLTK's Treebank-style word tokenizer (no punkt download needed), lower-cased,
+`words`: NLTK's Treebank-style word tokenizer (no punkt download needed), lower-cased,
 stop words removed, thousands separators dropped ("1,287" -> "1287") and
-hyphenated terms kept whole and split ("gpt-3" -> "gpt-3", "gpt", "3"), so the
-question's spelling meets the document's.
+hyphenated terms kept whole and split ("gpt-3" -> "gpt-3", "gpt", "3").
+`tokenize` (what the index and the query use): the same, with every token in its
+canonical form from stages/core/vocab.py (pounds/lbs -> lb, eight -> 8, 1.170 ->
+1.17, plural -s dropped) and "5.6 billion" also as 5600000000, so the question's
+spelling meets the document's. The retrieval metrics count quote words with `words`,
+so a change of vocabulary never changes what they measure.
 """
 from __future__ import annotations
 
@@ -16,11 +20,14 @@ from rank_bm25 import BM25Okapi
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from stages.core.vocab import EQUIVALENT, MAGNITUDES, SIZE_SUFFIXES, canonical, number, rewrite, scaled
+
 _TOKENIZER = NLTKWordTokenizer()
 _WORD = re.compile(r"[a-z0-9]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _ACRONYM_SUFFIX = re.compile(r"([A-Z]{2,})([a-z]{3,})")
 _DIGIT_LETTER = re.compile(r"(?<=\d)(?=[A-Za-z])")
+_SIZE_SUFFIX = re.compile(rf"([A-Z][a-z]{{2,}})({'|'.join(SIZE_SUFFIXES)})")
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | {"'s", "n't", "et", "al", "e.g", "i.e", "cf"}
 
 
@@ -28,15 +35,15 @@ def _glued_parts(tok: str) -> list[str]:
     """Pieces of a token that PDF extraction glued together: a flattened subscript
     after an acronym ("BERTbase" -> "bert", "base") and a count after a model name
     ("V100x64" -> "v100", "x64"), so "BERT base ... V100" finds the table row."""
-    m = _ACRONYM_SUFFIX.fullmatch(tok)
+    m = _ACRONYM_SUFFIX.fullmatch(tok) or _SIZE_SUFFIX.fullmatch(tok)
     if m:
         return [m.group(1).lower(), m.group(2)]
     parts = _DIGIT_LETTER.split(tok)
     return [p.lower() for p in parts if len(p) >= 2] if len(parts) > 1 else []
 
 
-def tokenize(text: str) -> list[str]:
-    """Lower-cased content tokens for BM25."""
+def words(text: str) -> list[str]:
+    """Lower-cased content tokens, spelled as written (thousands separators dropped)."""
     text = _THOUSANDS.sub("", text)
     out: list[str] = []
     for raw in _TOKENIZER.tokenize(text):
@@ -49,6 +56,38 @@ def tokenize(text: str) -> list[str]:
             out.extend(p for p in re.split(r"[-/]", tok) if p and p not in STOP_WORDS)
         elif raw.isalnum():
             out.extend(p for p in _glued_parts(raw) if p not in STOP_WORDS)
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """Canonical content tokens for BM25, the same for a unit's text and a query."""
+    text = rewrite(_THOUSANDS.sub("", text))
+    out: list[str] = []
+    prev_number: str | None = None
+    for raw in _TOKENIZER.tokenize(text):
+        raw = raw.strip(".'\"")
+        tok = raw.lower()
+        if prev_number is not None and tok in MAGNITUDES:
+            big = scaled(prev_number, tok)
+            if big:
+                out.append(big)  # '5.6 billion' also as 5600000000
+        c = canonical(tok)
+        prev_number = c if number(c) is not None else None
+        if not c or (tok in STOP_WORDS and c == tok) or not (_WORD.search(c) or tok in EQUIVALENT):
+            continue
+        out.append(c)
+        if "-" in tok or "/" in tok:
+            for p in re.split(r"[-/]", raw):
+                if p and p.lower() not in STOP_WORDS:
+                    out.append(canonical(p.lower()))
+                    if p.isalnum():
+                        out.extend(canonical(g) for g in _glued_parts(p) if g not in STOP_WORDS)
+        elif raw.isalnum():
+            for p in _glued_parts(raw):
+                if p not in STOP_WORDS:
+                    out.append(canonical(p))
+                    if re.fullmatch(r"x\d+", p):
+                        out.append(p[1:])  # 'P100x8': 8 of them
     return out
 
 

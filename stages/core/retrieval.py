@@ -38,6 +38,7 @@ class RetrieveParams:
     rrf_k: int = 60
     bm25_weight: float = 2.0  # rrf: weight of the BM25 list relative to the dense list
     bm25_query: Literal["question", "all"] = "question"  # what BM25 searches: the question, or all queries joined
+    doc_prior: float = 0.0  # BM25 units of the documents the question names (title, authors, year) score x(1+this)
     top_k_final: int = 16
     max_context_tokens: int = 1000
     chars_per_token: float = 4.0
@@ -53,6 +54,8 @@ class RetrieveParams:
             raise ParamError(f"params.yaml: retrieve.alpha={self.alpha} must be within [0, 1]")
         if self.siblings < 0 or self.bm25_k < 0:
             raise ParamError("params.yaml: retrieve.siblings and retrieve.bm25_k must be >= 0")
+        if self.doc_prior < 0:
+            raise ParamError("params.yaml: retrieve.doc_prior must be >= 0")
         if self.chars_per_token <= 0:
             raise ParamError("params.yaml: retrieve.chars_per_token must be > 0")
 

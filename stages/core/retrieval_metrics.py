@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 
-from stages.core.keywords import tokenize
+from stages.core.keywords import words as tokenize
 from stages.core.scoring import is_blank, parse_number, parse_ref_ids
 
 QUOTE_COVERAGE = 0.6

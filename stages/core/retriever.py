@@ -44,7 +44,8 @@ class Retriever:
         incl = not p.exclude_references
         dense = self.index.dense(vecs, p.top_k, include_excluded=incl)
         kw_query = queries[0] if p.bm25_query == "question" else " ".join(queries)
-        keyword = self.index.keyword(kw_query, p.bm25_k, include_excluded=incl) if p.bm25_k else []
+        keyword = (self.index.keyword(kw_query, p.bm25_k, include_excluded=incl, doc_prior=p.doc_prior)
+                   if p.bm25_k else [])
         return build_context(self.tree, dense, keyword, p)
 
 

@@ -8,6 +8,7 @@ such as "1,287 MWh" or "0.429 kg" are left alone by Punkt itself.
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
@@ -65,3 +66,50 @@ class SentenceSplitter:
     def split(self, text: str) -> list[str]:
         """The sentences of `text`, each with runs of whitespace collapsed."""
         return [_WS.sub(" ", text[s:e]) for s, e in self.spans(text)]
+
+
+# ------------------------------------------- sentences of a paragraph (tree builder)
+def _split_long(text: str, limit: int) -> list[tuple[int, int]]:
+    """Cut a run-on 'sentence' (a flattened table, say) at spaces into pieces <= limit."""
+    n = math.ceil(len(text) / limit)
+    size = len(text) / n
+    spans, start = [], 0
+    while start < len(text):
+        if len(text) - start <= limit:
+            spans.append((start, len(text)))
+            break
+        cut = text.rfind(" ", start + 1, int(start + size) + 1)
+        if cut <= start:
+            cut = text.find(" ", int(start + size))
+            cut = len(text) if cut < 0 else cut
+        spans.append((start, cut))
+        start = cut + 1
+    return spans
+
+
+def sentence_spans(text: str, splitter: SentenceSplitter, limit: int) -> list[tuple[int, int]]:
+    spans = splitter.spans(text) or ([(0, len(text))] if text.strip() else [])
+    out = []
+    for s, e in spans:
+        if e - s > limit:
+            out.extend((s + a, s + b) for a, b in _split_long(text[s:e], limit))
+        else:
+            out.append((s, e))
+    return out
+
+
+def chunk_sentences(sents: list[tuple[str, int, int]], limit: int) -> list[list[tuple[str, int, int]]]:
+    """Split a long paragraph into about-equal runs of sentences, each <= limit chars."""
+    total = sum(len(s[0]) + 1 for s in sents)
+    if total <= limit:
+        return [sents]
+    target = total / math.ceil(total / limit)
+    chunks: list[list[tuple[str, int, int]]] = [[]]
+    size = 0
+    for s in sents:
+        if chunks[-1] and (size + len(s[0]) > limit or size >= target):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(s)
+        size += len(s[0]) + 1
+    return chunks

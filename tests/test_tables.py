@@ -1,0 +1,91 @@
+"""Table detection in extracted text (stages/core/tables.py), on hand-written line fixtures."""
+from __future__ import annotations
+
+from stages.core.lines import Line
+from stages.core.tables import Table, find_tables, row_like, split_row, table_row_sentences
+
+
+def lines(*texts: str) -> list[Line]:
+    return [Line(t, 1, i) for i, t in enumerate(texts)]
+
+
+PROSE_BEFORE = "hyperparameters. Whereas a decade ago most"
+PROSE_AFTER = "NLP models could be trained and developed on"
+STRUBELL_T1 = lines(
+    PROSE_BEFORE,
+    "Consumption CO 2e (lbs)",
+    "Air travel, 1 passenger, NY ↔SF 1984",
+    "Human life, avg, 1 year 11,023",
+    "Training one model (GPU)",
+    "Transformer (big) 192",
+    "Table 1: Estimated CO 2 emissions from training com-",
+    "mon NLP models, compared to familiar consumption. 1",
+    PROSE_AFTER,
+)
+
+
+def test_rows_and_prose_lines():
+    assert row_like("Human life, avg, 1 year 11,023")
+    assert row_like("Huntsville, AL 7.11 2.1 0.70(0.54, 0.87) 33%")
+    assert not row_like("3")  # a footnote mark or page number alone
+    assert not row_like("of energy required to train a variety of popular")
+    assert split_row("Human life, avg, 1 year 11,023") == ("Human life, avg, 1 year", ["11,023"])
+    assert split_row("BERTbase V100x64 12,041.51 79 $3751–$12,571") == ("BERTbase V100x64", ["12,041.51", "79", "$3751–$12,571"])
+
+
+def test_caption_below_rows_becomes_one_table_line():
+    out = find_tables(STRUBELL_T1)
+    assert [ln.kind for ln in out] == ["text", "table", "text"]
+    assert out[0].text == PROSE_BEFORE and out[2].text == PROSE_AFTER  # the prose joins up around it
+    md = out[1].text
+    assert md.splitlines()[0] == ("Table 1: Estimated CO 2 emissions from training common NLP models, "
+                                  "compared to familiar consumption. 1")
+    rows = table_row_sentences(md)
+    assert rows[1] == ("Table 1: Estimated CO 2 emissions from training common NLP models, compared to familiar "
+                       "consumption. 1 | Consumption: Human life, avg, 1 year | CO 2e (lbs): 11,023")
+    # a label line without numbers belongs to the row below it
+    assert "Consumption: Training one model (GPU) Transformer (big) | CO 2e (lbs): 192" in rows[2]
+
+
+def test_caption_above_with_multiline_header_and_aligned_columns():
+    src = lines(
+        "as shown below.",
+        "Table 2: Percent energy sourced from each source.",
+        "Consumer Renew. Gas",
+        "China 22% 3%",
+        "Germany 40% 7%",
+        "United States 17% 35%",
+        "We then compare these sources with the ones that cloud providers report for their regions.",
+    )
+    out = find_tables(src)
+    assert [ln.kind for ln in out] == ["text", "table", "text"]
+    rows = table_row_sentences(out[1].text)
+    assert rows == [
+        "Table 2: Percent energy sourced from each source. | Consumer: China | Renew.: 22% | Gas: 3%",
+        "Table 2: Percent energy sourced from each source. | Consumer: Germany | Renew.: 40% | Gas: 7%",
+        "Table 2: Percent energy sourced from each source. | Consumer: United States | Renew.: 17% | Gas: 35%",
+    ]
+
+
+def test_transposed_header_lines_are_zipped_per_column():
+    t = Table("Table 6. Gains.", ["Model BERT BERT 6B", "finetune LM Transf."], [("FS", ["1.9%", "1.7%", "0.8%"])])
+    assert t.columns() == ["Model", "BERT finetune", "BERT LM", "6B Transf."]
+
+
+def test_no_table_without_caption_or_rows():
+    prose = lines("We trained 3 models", "for 12 hours each 8", "and report 2 results 4")
+    assert find_tables(prose) == prose  # numbers without a Table caption stay prose
+    cap_only = lines("Table 3: A caption with nothing around it.", PROSE_AFTER, "a commodity laptop or server, many now require")
+    assert [ln.kind for ln in find_tables(cap_only)] == ["text"] * 3
+
+
+def test_caption_joins_a_table_extraction_already_found():
+    md = "| Model | kWh |\n|---|---|\n| BERT | 1507 |"
+    src = [Line("Table 4: Energy per model.", 1, 0), Line(md, 1, 1, kind="table"), Line(PROSE_AFTER, 1, 2)]
+    out = find_tables(src)
+    assert [ln.kind for ln in out] == ["table", "text"]
+    assert table_row_sentences(out[0].text) == ["Table 4: Energy per model. | Model: BERT | kWh: 1507"]
+
+
+def test_empty_header_cells_leave_bare_values():
+    assert table_row_sentences("|  |  |\n|---|---|\n| a | 1 |") == ["a | 1"]
