@@ -235,3 +235,21 @@ def test_vote_prefers_grounded_answers():
                Answer("q", answer_value="7", grounded=True)]
     assert vote_question(answers, VoteParams()).answer_value == "7"
     assert vote_question(answers, VoteParams(prefer_grounded=False)).answer_value == "5"
+
+
+def test_abstain_never_takes_null_out_of_the_schema():
+    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": "24"}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}])
+    seen = []
+    real = llm.complete
+
+    def spy(messages, **kw):
+        seen.append(kw["response_format"]["json_schema"]["schema"]["properties"]["value"])
+        return real(messages, **kw)
+
+    llm.complete = spy
+    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(abstain="never"),
+                          setup)
+    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(), setup)
+    assert "anyOf" not in seen[0] and seen[0]["type"] == "string"
+    assert {"type": "null"} in seen[1]["anyOf"]

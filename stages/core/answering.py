@@ -39,7 +39,9 @@ class AnswerParams:
     # typed reader only
     expressions: bool = False  # numeric answers as an arithmetic expression code evaluates
     retry_ungrounded: bool = True  # an ungrounded answer is retried with the wider context
-    abstain: str = "model"  # model: blank only when the model says null | ungrounded: also when ungrounded
+    # never: the schema has no null, so the model always answers | model: blank when it says null |
+    # ungrounded: also blank when the answer is not found in the context
+    abstain: str = "model"
     tf_logprobs: bool = False  # True/False from calibrated token probabilities
     demos: list[str] = field(default_factory=list)  # labelled question ids shown as worked examples
     demo_file: str = "data/wattbot/dev_QA.csv"
@@ -49,8 +51,8 @@ class AnswerParams:
 
         if self.reader not in ("free", "typed"):
             raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
-        if self.abstain not in ("model", "ungrounded"):
-            raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be model or ungrounded")
+        if self.abstain not in ("never", "model", "ungrounded"):
+            raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be never, model or ungrounded")
         if self.max_retries < 0:
             raise ParamError("params.yaml: answer.max_retries must be >= 0")
         if self.retry_k_factor < 1.0:
@@ -382,7 +384,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                 [*setup.prefix, {"role": "user", "content": reader.user_message(question, unit, kind, units,
                                                                                 params.expressions)}],
                 temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
-                response_format=reader.response_format(kind, len(units), expressions=params.expressions),
+                response_format=reader.response_format(kind, len(units), expressions=params.expressions,
+                                                       allow_null=params.abstain != "never"),
                 **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}),
             )
             _add_cost(outs[m], reply)
