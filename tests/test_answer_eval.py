@@ -98,8 +98,11 @@ def test_compare_verdicts_paired_delta_and_per_type() -> None:
     assert d.low <= d.delta <= d.high
     assert d.per_type["numeric"] == (2, pytest.approx(0.5))
     assert d.per_type["text"] == (2, pytest.approx(0.375))
+    sub = compare_verdicts(a, b.head(3), n_boot=2000)  # a shorter run: compared on the shared questions
+    assert sub.n == 3 and sub.delta == pytest.approx((0.75 + 0.0 + 0.0) / 3)
+    other = pl.DataFrame({"id": ["x", "q"], "question_type": ["numeric", "text"], "score": [1.0, 1.0]})
     with pytest.raises(ValueError, match="different questions"):
-        compare_verdicts(a, b.head(3))
+        compare_verdicts(a, other)
 
 
 def test_apply_overrides_parses_yaml_values_and_names_bad_keys() -> None:

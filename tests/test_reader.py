@@ -44,10 +44,11 @@ def test_numeric_schema_points_before_a_json_number():
     assert list(s["properties"]) == ["units", "value"] and s["required"] == ["units", "value"]
     assert s["properties"]["units"]["items"]["enum"] == [1, 2, 3]
     assert s["properties"]["units"]["maxItems"] == reader.MAX_POINTERS
-    assert {"type": "string", "pattern": reader.NUMBER_PATTERN} in s["properties"]["value"]["anyOf"]
-    assert reader.reply_schema("numeric", 2, allow_null=False)["properties"]["value"] == {
-        "type": "string", "pattern": reader.NUMBER_PATTERN}
-    expr = reader.reply_schema("numeric", 2, expressions=True, allow_null=False)["properties"]["value"]
+    assert {"type": "number"} in s["properties"]["value"]["anyOf"]
+    assert reader.reply_schema("numeric", 2, allow_null=False)["properties"]["value"] == {"type": "number"}
+    text = reader.reply_schema("numeric", 2, number_format="text", allow_null=False)["properties"]["value"]
+    assert text == {"type": "string", "pattern": reader.NUMBER_PATTERN}
+    expr = reader.reply_schema("numeric", 2, number_format="expression", allow_null=False)["properties"]["value"]
     assert expr == {"type": "string", "pattern": reader.EXPRESSION_PATTERN}
 
 
@@ -61,10 +62,10 @@ def test_other_schemas():
 
 
 def test_units_are_numbered_and_the_question_comes_last():
-    msg = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2] + [Unit("x", "row", "table")], False)
+    msg = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2] + [Unit("x", "row", "table")], "json")
     assert msg.index("[1] strubell2019: Table 1") < msg.index("[2] patterson2021:") < msg.index("[3] x (table): row")
     assert msg.index("[3] x") < msg.index("Question: How many lbs?") < msg.index("Answer unit: lbs")
-    assert "Answer unit" not in reader.user_message("True or False: x", BLANK, "true_false", UNITS, False)
+    assert "Answer unit" not in reader.user_message("True or False: x", BLANK, "true_false", UNITS, "json")
 
 
 def test_numeric_reading_grounded_with_thousands_separator():
@@ -81,6 +82,15 @@ def test_numbers_as_the_context_writes_them(raw, value):
     assert reader.read_reply("numeric", "tokens", {"units": [], "value": raw}, UNITS).value == value
     if isinstance(raw, str):
         assert re.fullmatch(reader.NUMBER_PATTERN, raw)
+
+
+def test_a_json_number_copied_without_its_magnitude_word_gets_it_back():
+    units = [Unit("a", "FLM-101B was trained on 0.31 trillion tokens; the cluster held 32 billion parameters.")]
+    assert reader.read_reply("numeric", "parameters", {"units": [1], "value": 32}, units).value == "32000000000"
+    assert reader.read_reply("numeric", "tokens", {"units": [1], "value": 0.31}, units).value == "310000000000"
+    # the unit carries the magnitude itself, or the number is not written with a magnitude word
+    assert reader.read_reply("numeric", "billion parameters", {"units": [1], "value": 32}, units).value == "32"
+    assert reader.read_reply("numeric", "tokens", {"units": [1], "value": 101}, units).value == "101"
 
 
 def test_numeric_reading_grounded_through_a_unit_conversion():
@@ -164,21 +174,22 @@ d4,What range of PUE was reported?,"1.1-1.2","[1.1,1.2]",PUE,['x2024'],[],A PUE 
 def test_demos_are_shown_like_real_questions(tmp_path: Path):
     csv = tmp_path / "dev.csv"
     csv.write_text(DEV_CSV, encoding="utf-8")
-    turns = demo_messages(csv, ["d1", "d2", "d3", "d4"], expressions=False)
+    turns = demo_messages(csv, ["d1", "d2", "d3", "d4"], number_format="text")
     assert [t["role"] for t in turns] == ["user", "assistant"] * 4
     replies = [json.loads(t["content"]) for t in turns[1::2]]
     assert replies[0] == {"units": [1], "value": "5000"}  # a string, as the schema wants
-    schema = reader.reply_schema("numeric", 2)["properties"]["value"]["anyOf"][0]
+    schema = reader.reply_schema("numeric", 2, number_format="text")["properties"]["value"]["anyOf"][0]
     assert re.fullmatch(schema["pattern"], replies[0]["value"])
     assert replies[1] == {"units": [2], "answer": False}  # the gold unit alternates position
     assert replies[2] == {"units": [1], "answer": "FairScale"}
     assert replies[3] == {"units": [2], "low": 1.1, "high": 1.2}
     assert "[1] samsi2024: We use FairScale" in turns[2]["content"]  # the next demo's quote is the distractor
     assert "[1] strubell2019: Human life" in turns[6]["content"]  # ... wrapping round
-    assert json.loads(demo_messages(csv, ["d1"], expressions=True)[1]["content"])["value"] == "11023 * 0.453592"
+    assert json.loads(demo_messages(csv, ["d1"], "expression")[1]["content"])["value"] == "11023 * 0.453592"
+    assert json.loads(demo_messages(csv, ["d1"], "json")[1]["content"])["value"] == 5000  # a JSON number
     with pytest.raises(InputError, match=r"dev\.csv.*d9"):
-        demo_messages(csv, ["d1", "d9"], expressions=False)
-    assert demo_messages(csv, [], expressions=False) == []
+        demo_messages(csv, ["d1", "d9"], "json")
+    assert demo_messages(csv, [], "json") == []
 
 
 @dataclass
@@ -235,3 +246,21 @@ def test_vote_prefers_grounded_answers():
                Answer("q", answer_value="7", grounded=True)]
     assert vote_question(answers, VoteParams()).answer_value == "7"
     assert vote_question(answers, VoteParams(prefer_grounded=False)).answer_value == "5"
+
+
+def test_abstain_never_takes_null_out_of_the_schema():
+    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": "24"}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}])
+    seen = []
+    real = llm.complete
+
+    def spy(messages, **kw):
+        seen.append(kw["response_format"]["json_schema"]["schema"]["properties"]["value"])
+        return real(messages, **kw)
+
+    llm.complete = spy
+    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(abstain="never"),
+                          setup)
+    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(), setup)
+    assert seen[0] == {"type": "number"}
+    assert {"type": "null"} in seen[1]["anyOf"]

@@ -213,10 +213,14 @@ class ConfigDelta:
 
 def compare_verdicts(a: pl.DataFrame, b: pl.DataFrame, column: str = "score", n_boot: int = 10000,
                      seed: int = 0) -> ConfigDelta:
-    """Paired bootstrap of B - A over the questions both verdict tables share (same ids required)."""
+    """Paired bootstrap of B - A over the questions both verdict tables share.
+
+    One set must contain the other (a shorter ``--limit`` run is a prefix of the same
+    sample); the comparison is then on the smaller one. Unrelated sets are refused."""
     ids_a, ids_b = set(a["id"].to_list()), set(b["id"].to_list())
-    if ids_a != ids_b:
-        raise ValueError(f"verdicts cover different questions ({len(ids_a ^ ids_b)} ids differ)")
+    if not (ids_a <= ids_b or ids_b <= ids_a):
+        raise ValueError(f"verdicts cover different questions ({len(ids_a ^ ids_b)} ids differ, "
+                         "neither set contains the other)")
     j = a.select("id", "question_type", pl.col(column).alias("a")).join(
         b.select("id", pl.col(column).alias("b")), on="id").sort("id")
     bt = paired_bootstrap(j["a"].to_numpy(), j["b"].to_numpy(), n_boot=n_boot, seed=seed)

@@ -37,9 +37,11 @@ class AnswerParams:
     max_retries: int = 2
     retry_k_factor: float = 2.0
     # typed reader only
-    expressions: bool = False  # numeric answers as an arithmetic expression code evaluates
+    number_format: str = "json"  # json: a JSON number | text: as the context writes it | expression: arithmetic
     retry_ungrounded: bool = True  # an ungrounded answer is retried with the wider context
-    abstain: str = "model"  # model: blank only when the model says null | ungrounded: also when ungrounded
+    # never: the schema has no null, so the model always answers | model: blank when it says null |
+    # ungrounded: also blank when the answer is not found in the context
+    abstain: str = "model"
     tf_logprobs: bool = False  # True/False from calibrated token probabilities
     demos: list[str] = field(default_factory=list)  # labelled question ids shown as worked examples
     demo_file: str = "data/wattbot/dev_QA.csv"
@@ -49,8 +51,11 @@ class AnswerParams:
 
         if self.reader not in ("free", "typed"):
             raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
-        if self.abstain not in ("model", "ungrounded"):
-            raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be model or ungrounded")
+        if self.number_format not in ("json", "text", "expression"):
+            raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text or "
+                             "expression")
+        if self.abstain not in ("never", "model", "ungrounded"):
+            raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be never, model or ungrounded")
         if self.max_retries < 0:
             raise ParamError("params.yaml: answer.max_retries must be >= 0")
         if self.retry_k_factor < 1.0:
@@ -332,11 +337,11 @@ def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
     from stages.core.demos import demo_messages
 
     prefix = [{"role": "system", "content": reader.SYSTEM},
-              *demo_messages(params.demo_file, params.demos, params.expressions)]
+              *demo_messages(params.demo_file, params.demos, params.number_format)]
     setup = TypedSetup(prefix)
     if params.tf_logprobs:  # one content-free call per run (then cached)
         msg = reader.user_message(reader.CONTENT_FREE_QUESTION, BLANK, "true_false", reader.CONTENT_FREE_UNITS,
-                                  params.expressions)
+                                  params.number_format)
         reply = llm.complete([*prefix, {"role": "user", "content": msg}], temperature=0.0, seed=0, max_tokens=24,
                              response_format=reader.response_format("true_false", 1), top_logprobs=TF_TOP_LOGPROBS)
         setup.tf_prior = reader.answer_token_probs(reply.token_logprobs)
@@ -380,9 +385,10 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             units = [reader.Unit(b.doc_id, b.text, b.media) for b in member.levels[level]]
             reply = llm.complete(
                 [*setup.prefix, {"role": "user", "content": reader.user_message(question, unit, kind, units,
-                                                                                params.expressions)}],
+                                                                                params.number_format)}],
                 temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
-                response_format=reader.response_format(kind, len(units), expressions=params.expressions),
+                response_format=reader.response_format(kind, len(units), number_format=params.number_format,
+                                                       allow_null=params.abstain != "never"),
                 **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}),
             )
             _add_cost(outs[m], reply)

@@ -15,13 +15,13 @@ from pathlib import Path
 
 from stages.core.dataio import InputError, read_csv_tolerant
 from stages.core.normalize import parse_ref_ids
-from stages.core.reader import Kind, Unit, question_kind, user_message
+from stages.core.reader import Kind, NumberFormat, Unit, question_kind, user_message
 from stages.core.types import BLANK
 
 _MATH = re.compile(r"Math:\s*([0-9.+\-*/() ]+?)\s*=")
 
 
-def _reply(kind: Kind, value: str, pointer: int, explanation: str, expressions: bool) -> str:
+def _reply(kind: Kind, value: str, pointer: int, explanation: str, number_format: NumberFormat) -> str:
     """The reply we want for a demo, in the reader's schema."""
     out: dict[str, object] = {"units": [pointer]}
     if kind == "true_false":
@@ -35,11 +35,15 @@ def _reply(kind: Kind, value: str, pointer: int, explanation: str, expressions: 
         # a string, as the reader's schema wants it: a demo that shows a JSON number where the
         # grammar only admits a string taught the model to answer null (measured on dev)
         m = _MATH.search(explanation or "")
-        out["value"] = m.group(1).strip() if expressions and m else value.strip()
+        if number_format == "json":
+            number = float(value)
+            out["value"] = int(number) if number.is_integer() else number
+        else:
+            out["value"] = m.group(1).strip() if number_format == "expression" and m else value.strip()
     return json.dumps(out)
 
 
-def demo_messages(path: str | Path, ids: Sequence[str], expressions: bool) -> list[dict[str, str]]:
+def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFormat) -> list[dict[str, str]]:
     """user/assistant turns for the demo questions `ids` of a labelled questions CSV."""
     if not ids:
         return []
@@ -60,7 +64,7 @@ def demo_messages(path: str | Path, ids: Sequence[str], expressions: bool) -> li
         units = [gold, distractor] if k % 2 == 0 else [distractor, gold]
         unit = r["answer_unit"] or BLANK
         kind = question_kind(r["question"], unit)
-        turns.append({"role": "user", "content": user_message(r["question"], unit, kind, units, expressions)})
+        turns.append({"role": "user", "content": user_message(r["question"], unit, kind, units, number_format)})
         turns.append({"role": "assistant", "content": _reply(kind, r["answer_value"], units.index(gold) + 1,
-                                                            r.get("explanation") or "", expressions)})
+                                                            r.get("explanation") or "", number_format)})
     return turns

@@ -64,13 +64,20 @@ def _nullable(schema: dict[str, Any], allow_null: bool) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]} if allow_null else schema
 
 
-def reply_schema(kind: Kind, n_units: int, *, expressions: bool = False, allow_null: bool = True) -> dict[str, Any]:
+NumberFormat = Literal["json", "text", "expression"]
+NUMBER_FORMATS = ("json", "text", "expression")
+
+
+def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
+                 allow_null: bool = True) -> dict[str, Any]:
     """The JSON schema for a reply of this kind: unit pointers first, then the typed answer."""
     units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
                              "maxItems": MAX_POINTERS}
     answer: dict[str, dict[str, Any]]
     if kind == "numeric":
-        value = {"type": "string", "pattern": EXPRESSION_PATTERN if expressions else NUMBER_PATTERN}
+        # json: a JSON number | text: the context's notation ("5.6 billion") | expression: arithmetic
+        value = {"type": "number"} if number_format == "json" else \
+            {"type": "string", "pattern": EXPRESSION_PATTERN if number_format == "expression" else NUMBER_PATTERN}
         answer = {"value": _nullable(value, allow_null)}
     elif kind == "range":
         answer = {"low": _nullable({"type": "number"}, allow_null), "high": _nullable({"type": "number"}, allow_null)}
@@ -82,14 +89,15 @@ def reply_schema(kind: Kind, n_units: int, *, expressions: bool = False, allow_n
     return {"type": "object", "properties": props, "required": list(props)}
 
 
-def response_format(kind: Kind, n_units: int, *, expressions: bool = False, allow_null: bool = True) -> dict[str, Any]:
+def response_format(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
+                    allow_null: bool = True) -> dict[str, Any]:
     """The OpenAI-style response_format carrying `reply_schema`."""
     return {"type": "json_schema", "json_schema": {
         "name": f"answer_{kind}", "strict": True,
-        "schema": reply_schema(kind, n_units, expressions=expressions, allow_null=allow_null)}}
+        "schema": reply_schema(kind, n_units, number_format=number_format, allow_null=allow_null)}}
 
 
-def answer_instruction(kind: Kind, unit: str, expressions: bool) -> str:
+def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
     """The last line of the prompt: which field to fill and how."""
     if kind == "true_false":
         return 'Reply {"units": [...], "answer": true or false}.'
@@ -97,7 +105,9 @@ def answer_instruction(kind: Kind, unit: str, expressions: bool) -> str:
         return 'Reply {"units": [...], "answer": the name or short phrase, copied from the units}.'
     if kind == "range":
         return f'Reply {{"units": [...], "low": number, "high": number}} in {unit}.'
-    if expressions:
+    if number_format == "json":
+        return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
+    if number_format == "expression":
         return (f'Reply {{"units": [...], "value": "..."}}: the answer in {unit}, as a number copied from '
                 f'the units or an arithmetic expression over their numbers (e.g. "192 * 0.453592").')
     return f'Reply {{"units": [...], "value": "number"}}: the answer in {unit} (e.g. "11,023" or "5.6 billion").'
@@ -121,10 +131,10 @@ def format_units(units: Sequence[Unit]) -> str:
     return "Context:\n" + "\n\n".join(lines)
 
 
-def user_message(question: str, unit: str, kind: Kind, units: Sequence[Unit], expressions: bool) -> str:
+def user_message(question: str, unit: str, kind: Kind, units: Sequence[Unit], number_format: NumberFormat) -> str:
     """Context first (shared prefix across members), then the question and the reply format."""
     unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") else ""
-    parts = [format_units(units), f"Question: {question}", unit_line, answer_instruction(kind, unit, expressions)]
+    parts = [format_units(units), f"Question: {question}", unit_line, answer_instruction(kind, unit, number_format)]
     return "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
 
 
@@ -232,12 +242,29 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     else:
         if stated is None:
             return Reading(pointers=pointers)
-        v = stated
+        v = magnitude_scaled(stated, evidence, unit) if not isinstance(raw, str) else stated
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
         return Reading(pointers=pointers, expression=expression)
     return _repointed(Reading(value, pointers, expression=expression), units,
                       lambda text: _grounded_value(v, text, unit, operands), evidence)
+
+
+_MAGNITUDES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+
+
+def magnitude_scaled(v: float, evidence: str, unit: str) -> float:
+    """A JSON number copied from "32 billion" as 32: the value the context states, when the
+    evidence writes exactly this number followed by a magnitude word and the answer unit
+    does not carry one itself ("million USD")."""
+    if any(w in (unit or "").lower() for w in _MAGNITUDES) or v == 0:
+        return v
+    text = evidence.replace(",", "")
+    for form in {f"{v:g}", f"{v:.1f}", f"{v:.2f}"}:
+        m = re.search(rf"(?<![\d.]){re.escape(form)}\s*(thousand|million|billion|trillion)\b", text, re.IGNORECASE)
+        if m:
+            return v * _MAGNITUDES[m.group(1).lower()]
+    return v
 
 
 def _repointed(reading: Reading, units: Sequence[Unit], holds: Any, evidence: str) -> Reading:
