@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 from tqdm import tqdm
 
+from stages.core.concurrency import ordered_map
 from stages.core.llm import LLM
 from stages.core.normalize import normalize_value
 from stages.core.types import BLANK, Answer
@@ -292,33 +293,44 @@ MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String)}
 
 def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
                    params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
-                   desc: str = "answer") -> list[list[dict[str, Any]]]:
+                   desc: str = "answer", max_concurrency: int | None = None) -> list[list[dict[str, Any]]]:
     """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
 
     Questions are the outer loop so that the server reuses the cached context prefix
     and members 1..n-1 pay only for generation; the answer stage and the answer
-    benchmark both call this, so they answer exactly alike.
+    benchmark both call this, so they answer exactly alike. Up to `max_concurrency`
+    (default: the client's `max_concurrency`, i.e. `llm.max_concurrency`) (question,
+    member) tasks run at once; rows and log lines come out in (question, member) order
+    whatever order the calls finish in, so the output equals a sequential run's.
     """
-    rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
     stats = getattr(llm, "stats", None)
-    bar = tqdm(total=questions.height * ensemble.n, desc=desc, unit="call")
-    for q in questions.iter_rows(named=True):
+    workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
+    tasks = [(q, i) for q in questions.iter_rows(named=True) for i in range(ensemble.n)]
+
+    def answer_one(task: tuple[dict[str, Any], int]) -> dict[str, Any]:
+        q, i = task
         unit = q.get("answer_unit") or BLANK
-        for i in range(ensemble.n):
-            seed = ensemble.seed + i
-            res = answer_question(llm, q["id"], q["question"], unit, contexts.get(q["id"], [[]]), params, seed,
-                                  corpus_ids)
-            a = res.answer
-            rows[i].append({
-                "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
-                "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
-                "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
-                "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
-                "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
-                "cache_hits": res.cache_hits, "model": model, "seed": seed,
-            })
+        seed = ensemble.seed + i
+        res = answer_question(llm, q["id"], q["question"], unit, contexts.get(q["id"], [[]]), params, seed,
+                              corpus_ids)
+        a = res.answer
+        return {
+            "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
+            "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
+            "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
+            "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
+            "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
+            "cache_hits": res.cache_hits, "model": model, "seed": seed,
+        }
+
+    with tqdm(total=len(tasks), desc=desc, unit="call") as bar:
+        def progress(_: dict[str, Any]) -> None:
             bar.update(1)
             if stats is not None:
                 bar.set_postfix(hits=stats.hits, new=stats.misses)
-    bar.close()
+
+        done = ordered_map(answer_one, tasks, workers, progress)
+    rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
+    for (_, i), row in zip(tasks, done, strict=True):
+        rows[i].append(row)
     return rows
