@@ -127,3 +127,28 @@ def test_caption_vision_calls_run_concurrently_in_image_order(tmp_path, capsys):
     assert par.equals(seq) and par_stats == seq_stats and seq_stats["vision_errors"] == 2
     assert capsys.readouterr().err == seq_err and seq_err.index("vision down for 2") < seq_err.index("for 5")
     assert t_par < t_seq / 2
+
+
+def test_embeddings_endpoint_batches_run_concurrently_in_order(tmp_path):
+    from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder
+    from stages.core.llm import RetryPolicy
+
+    texts = [f"sentence number {i} about GPUs" for i in range(96)]
+    retry = RetryPolicy(max_attempts=2, backoff_s=0.05, backoff_max_s=0.2, rate_limit_max_wait_s=30)
+    results = {}
+    for c, every in ((1, 0), (6, 0), (6, 5)):
+        with FakeOpenAI(FakeConfig(latency_s=0.1, rate_limit_every=every, dim=16)) as fake:
+            embedder = make_embedder(EmbedParams(base_url=fake.base_url, model="fake-embed", batch_size=8,
+                                                 max_concurrency=c), retry=retry)
+            cache = EmbeddingCache(tmp_path / f"e{c}_{every}.sqlite")
+            t0 = time.perf_counter()
+            vecs, n_new = embed_texts(texts, embedder, cache, batch_size=8, progress=False)
+            results[(c, every)] = (vecs, time.perf_counter() - t0, fake.state.max_in_flight, fake.log)
+            cache.close()
+        assert n_new == len(texts) and vecs.shape == (96, 16)
+    seq, t_seq, peak_seq, _ = results[(1, 0)]
+    par, t_par, peak_par, log = results[(6, 0)]
+    assert peak_seq == 1 and peak_par == 6 and len(log) == 1 + 96 // 8  # the probe, then 12 batches of 8
+    assert (par == seq).all() and t_par < t_seq / 2.5, (t_seq, t_par)
+    throttled, _, _, log = results[(6, 5)]
+    assert (throttled == seq).all() and any(r.status == 429 for r in log)

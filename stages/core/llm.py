@@ -22,20 +22,21 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx2 as httpx
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
-from stages.core.concurrency import Slot, Throttle
+from stages.core.concurrency import Throttle
 from stages.core.paths import cache_dir
 
 log = logging.getLogger("treerag.llm")
+T = TypeVar("T")
 
 
 class LLMError(RuntimeError):
@@ -258,51 +259,14 @@ class ChatClient:
         return c
 
     def _call(self, payload: dict[str, Any]) -> Completion:
-        """One completion through the shared throttle. 5xx/timeouts/connection errors retry with
-        this call's own exponential backoff (`max_attempts` in all); a 429 pauses the whole pool
-        (the throttle) and retries until `rate_limit_max_wait_s` have passed."""
+        """One completion through the shared throttle (see `call_with_retries`)."""
         client = self._openai()
         kwargs = {k: v for k, v in payload.items() if v is not None}
         if self._extra_body:
             kwargs["extra_body"] = self._extra_body
-        policy = self.retry
-        errors = 0  # failures other than 429
-
-        def stop(rs: RetryCallState) -> bool:
-            exc = rs.outcome.exception() if rs.outcome else None
-            if isinstance(exc, openai.RateLimitError):
-                return rs.seconds_since_start >= policy.rate_limit_max_wait_s
-            return errors >= policy.max_attempts
-
-        def wait(rs: RetryCallState) -> float:
-            exc = rs.outcome.exception() if rs.outcome else None
-            if isinstance(exc, openai.RateLimitError):
-                return 0.0  # the throttle holds every request back until the backoff ends
-            return min(policy.backoff_max_s, policy.backoff_s * 2 ** max(0, errors - 1))
-
         t0 = time.perf_counter()
-        try:
-            for attempt in Retrying(stop=stop, wait=wait, retry=retry_if_exception(_retryable), reraise=True):
-                with attempt:
-                    slot: Slot
-                    with self.throttle.slot() as slot:
-                        try:
-                            resp = client.chat.completions.create(**kwargs)
-                        except openai.RateLimitError as e:
-                            self.throttle.on_rate_limited(slot, retry_after_s(e))
-                            raise
-                        except Exception:
-                            errors += 1
-                            raise
-                    self.throttle.on_success()
-        except openai.RateLimitError as e:
-            raise LLMError(f"LLM endpoint {client.base_url} still answered HTTP 429 (rate limited) after "
-                           f"{time.perf_counter() - t0:.0f}s (llm.rate_limit_max_wait_s="
-                           f"{policy.rate_limit_max_wait_s:g})") from e
-        except openai.APIConnectionError as e:
-            raise LLMError(f"LLM endpoint {client.base_url} unreachable after {policy.max_attempts} attempts: {e}") from e
-        except openai.APIStatusError as e:
-            raise LLMError(f"LLM endpoint {client.base_url} answered HTTP {e.status_code}: {e.message}") from e
+        resp = call_with_retries(lambda: client.chat.completions.create(**kwargs), self.throttle, self.retry,
+                                 f"LLM endpoint {client.base_url}")
         choice = resp.choices[0]
         usage = resp.usage
         return Completion(
@@ -312,6 +276,54 @@ class ChatClient:
             latency_s=round(time.perf_counter() - t0, 3),
             finish_reason=choice.finish_reason or "",
         )
+
+
+def call_with_retries(request: Callable[[], T], throttle: Throttle, policy: RetryPolicy, what: str) -> T:
+    """`request()` inside one of the throttle's slots, retried with tenacity.
+
+    5xx, timeouts and connection errors retry with this call's own exponential backoff
+    (`policy.max_attempts` attempts in all). An HTTP 429 tells the throttle, which holds
+    back every request of the pool until the backoff (or the server's Retry-After) ends
+    and lowers the concurrency; the call retries until `rate_limit_max_wait_s` have
+    passed. Failures end in one LLMError that names `what` (the endpoint).
+    """
+    errors = 0  # failures other than 429
+
+    def stop(rs: RetryCallState) -> bool:
+        exc = rs.outcome.exception() if rs.outcome else None
+        if isinstance(exc, openai.RateLimitError):
+            return rs.seconds_since_start >= policy.rate_limit_max_wait_s
+        return errors >= policy.max_attempts
+
+    def wait(rs: RetryCallState) -> float:
+        exc = rs.outcome.exception() if rs.outcome else None
+        if isinstance(exc, openai.RateLimitError):
+            return 0.0  # the throttle holds every request back until the backoff ends
+        return min(policy.backoff_max_s, policy.backoff_s * 2 ** max(0, errors - 1))
+
+    t0 = time.perf_counter()
+    try:
+        for attempt in Retrying(stop=stop, wait=wait, retry=retry_if_exception(_retryable), reraise=True):
+            with attempt:
+                with throttle.slot() as slot:
+                    try:
+                        result = request()
+                    except openai.RateLimitError as e:
+                        throttle.on_rate_limited(slot, retry_after_s(e))
+                        raise
+                    except Exception:
+                        errors += 1
+                        raise
+                throttle.on_success()
+                return result
+    except openai.RateLimitError as e:
+        raise LLMError(f"{what} still answered HTTP 429 (rate limited) after {time.perf_counter() - t0:.0f}s "
+                       f"(llm.rate_limit_max_wait_s={policy.rate_limit_max_wait_s:g})") from e
+    except openai.APIConnectionError as e:
+        raise LLMError(f"{what} unreachable after {policy.max_attempts} attempts: {e}") from e
+    except openai.APIStatusError as e:
+        raise LLMError(f"{what} answered HTTP {e.status_code}: {e.message}") from e
+    raise AssertionError("unreachable: tenacity either returns or raises")
 
 
 def api_key(params: LLMParams) -> str:
