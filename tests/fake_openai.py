@@ -3,7 +3,9 @@
 - Every request waits `latency_s` (like a remote model), concurrently: one thread per
   connection, so N requests in flight take ~latency, not N x latency.
 - `rate_limit_every=k` answers every k-th chat/embeddings request with HTTP 429
-  (and `Retry-After: retry_after_s` when that is set).
+  (and `Retry-After: retry_after_s` when that is set); `rate_limit_rps=r` is a quota
+  like a hosted API's: a token bucket of r requests per second (burst r), a request
+  that finds it empty gets HTTP 429.
 - Chat replies are a deterministic function of the request (messages and seed): an
   answer JSON citing the first `[ref_id=...]` block of the prompt with one of its numbers,
   so a run's output does not depend on timing, retries or the order requests arrive in.
@@ -30,6 +32,7 @@ class FakeConfig:
     latency_s: float = 0.0
     rate_limit_every: int = 0  # 0 = never; k = every k-th POST gets HTTP 429
     retry_after_s: float | None = None
+    rate_limit_rps: float = 0.0  # 0 = no quota
     dim: int = 8
 
 
@@ -48,7 +51,24 @@ class FakeState:
     posts: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    tokens: float = -1.0  # the quota's bucket (-1: not started)
+    refilled_at: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def over_quota(self) -> bool:
+        """Take one token from the bucket (call with the lock held); True when it was empty."""
+        rps = self.config.rate_limit_rps
+        if not rps:
+            return False
+        now = time.monotonic()
+        if self.tokens < 0:
+            self.tokens, self.refilled_at = rps, now
+        self.tokens = min(rps, self.tokens + (now - self.refilled_at) * rps)
+        self.refilled_at = now
+        if self.tokens < 1:
+            return True
+        self.tokens -= 1
+        return False
 
 
 _REF = re.compile(r"\[ref_id=([^\]]+)\]([^\[]*)")
@@ -81,6 +101,7 @@ def embedding(text: str, dim: int) -> list[float]:
 def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
 
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
@@ -105,12 +126,14 @@ def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
             with state.lock:
                 state.posts += 1
                 n = state.posts
+                limited = state.over_quota() or bool(cfg.rate_limit_every and n % cfg.rate_limit_every == 0)
                 state.in_flight += 1
                 state.max_in_flight = max(state.max_in_flight, state.in_flight)
             status = 200
             try:
-                time.sleep(cfg.latency_s)
-                if cfg.rate_limit_every and n % cfg.rate_limit_every == 0:
+                if not limited:  # a refusal comes at once, as from a hosted API's rate limiter
+                    time.sleep(cfg.latency_s)
+                if limited:
                     status = 429
                     headers = {} if cfg.retry_after_s is None else {"Retry-After": f"{cfg.retry_after_s:g}"}
                     self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers)
