@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -40,18 +41,20 @@ class LoadOutcome:
     loaded: LoadedDoc | None
     error: str | None
     stderr: str = ""
+    cpu_s: float = 0.0  # CPU seconds the loader took (for benchmarks on a busy machine)
 
 
 def run_job(loader: Loader, job: LoadJob, params: Any, images_dir: Path | None) -> LoadOutcome:
     """One file, never raising: any failure of one file must not stop the others."""
     err = io.StringIO()
+    t0 = time.process_time()
     with redirect_stderr(err):
         try:
             loaded = loader(job.path, job.doc_id, job.fmt, params, images_dir)
-            return LoadOutcome(loaded, None, err.getvalue())
+            return LoadOutcome(loaded, None, err.getvalue(), time.process_time() - t0)
         except Exception as e:  # noqa: BLE001
             reason = str(e) if isinstance(e, DocumentError) else f"unexpected {type(e).__name__}: {e}"
-            return LoadOutcome(None, reason, err.getvalue())
+            return LoadOutcome(None, reason, err.getvalue(), time.process_time() - t0)
 
 
 def _crashed(e: BaseException) -> LoadOutcome:
