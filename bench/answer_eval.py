@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, retrieve_contexts,  # noqa: E402
                                      plot_by_type, run_config, type_table)
 from stages.core.llm import LLMParams, llm_session  # noqa: E402
+from stages.core.logs import setup_logging  # noqa: E402
 from stages.core.params import load_params, section  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "answer_eval"
@@ -103,8 +103,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    setup_logging()  # INFO, without one "HTTP Request" line per call
     parser = argparse.ArgumentParser(prog="bench/answer_eval.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)

@@ -7,6 +7,7 @@ import time
 from stages.core.cli import run
 from stages.core.artifacts import read_parquet, write_json, write_parquet
 from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.llm import LLMParams, RetryPolicy
 from stages.core.params import load_params, section
 from stages.core.vectors import embed_tree
 
@@ -20,7 +21,8 @@ def main() -> None:
     p = section(EmbedParams, "embed", params)
     nodes = read_parquet(NODES, "build_tree")
     t0 = time.perf_counter()
-    embedder = make_embedder(p, params.get("llm", {}).get("api_key_env", "OPENAI_API_KEY"))
+    llm = section(LLMParams, "llm", params)
+    embedder = make_embedder(p, llm.api_key_env, RetryPolicy.from_params(llm))
     cache = EmbeddingCache()
     try:
         res = embed_tree(nodes, embedder, cache, p)

@@ -1,4 +1,5 @@
-"""plan: rewrite each question into `plan.n_queries` retrieval queries."""
+"""plan: rewrite each question into `plan.n_queries` retrieval queries (up to `llm.max_concurrency`
+questions at once; rows and log lines in question order)."""
 from __future__ import annotations
 
 import logging
@@ -9,7 +10,8 @@ from tqdm import tqdm
 from stages.core.cli import run
 from stages.core.artifacts import write_parquet
 from stages.core.dataio import read_questions
-from stages.core.llm import LLMParams, llm_session
+from stages.core.concurrency import ordered_map
+from stages.core.llm import ChatClient, LLMParams, llm_session
 from stages.core.params import load_params, section
 from stages.core.planner import PlanParams, plan_queries
 
@@ -23,10 +25,14 @@ def main() -> None:
     rows: list[dict[str, object]] = []
     fallbacks = 0
 
-    def run(llm: object | None) -> None:
+    def run(llm: ChatClient | None) -> None:
+        """Plan every question, up to llm.max_concurrency at once; rows in question order."""
         nonlocal fallbacks
-        for q in tqdm(questions.iter_rows(named=True), total=questions.height, desc="plan", unit="q"):
-            queries, fell_back = plan_queries(q["question"], llm, p)  # type: ignore[arg-type]
+        todo = list(questions.iter_rows(named=True))
+        with tqdm(total=len(todo), desc="plan", unit="q") as bar:
+            plans = ordered_map(lambda q: plan_queries(q["question"], llm, p), todo,
+                                llm.max_concurrency if llm is not None else 1, lambda _: bar.update(1))
+        for q, (queries, fell_back) in zip(todo, plans, strict=True):
             fallbacks += fell_back
             rows.extend({"question_id": q["id"], "query_index": i, "query": s} for i, s in enumerate(queries))
 

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 from tqdm import tqdm
 
+from stages.core.concurrency import ordered_map
 from stages.core.llm import LLM
 from stages.core.normalize import normalize_value
 from stages.core.types import BLANK, Answer
@@ -434,44 +435,65 @@ MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String)}
 
 def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
                    params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
-                   desc: str = "answer") -> list[list[dict[str, Any]]]:
+                   desc: str = "answer", max_concurrency: int | None = None) -> list[list[dict[str, Any]]]:
     """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
 
     Questions are the outer loop so that the server reuses the cached context prefix
     and members 1..n-1 pay only for generation; the answer stage and the answer
-    benchmark both call this, so they answer exactly alike.
+    benchmark both call this, so they answer exactly alike. Up to `max_concurrency`
+    (default: the client's `max_concurrency`, i.e. `llm.max_concurrency`) tasks run at
+    once: (question, member) pairs for the free reader, whole questions for the typed
+    one; rows and log lines come out in (question, member) order whatever order the
+    calls finish in, so the output equals a sequential run's.
     """
-    rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
     stats = getattr(llm, "stats", None)
+    workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
     setup = typed_setup(llm, params) if params.reader == "typed" else None
-    bar = tqdm(total=questions.height * ensemble.n, desc=desc, unit="call")
-    for q in questions.iter_rows(named=True):
+    qs = list(questions.iter_rows(named=True))
+    # free reader: one task per (question, member); typed reader: one task per question, whose
+    # members run attempt-major so that they share the server's cached prompt
+    tasks: list[tuple[dict[str, Any], list[int]]] = (
+        [(q, list(range(ensemble.n))) for q in qs] if setup is not None
+        else [(q, [i]) for q in qs for i in range(ensemble.n)])
+
+    def row(q: dict[str, Any], res: AnswerOutcome, seed: int) -> dict[str, Any]:
+        a = res.answer
+        return {
+            "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
+            "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
+            "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
+            "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
+            "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
+            "cache_hits": res.cache_hits, "model": model, "seed": seed, "grounded": res.grounded,
+            "prompt_evaluated": res.prompt_evaluated,
+        }
+
+    def answer_task(task: tuple[dict[str, Any], list[int]]) -> list[dict[str, Any]]:
+        q, members = task
         unit = q.get("answer_unit") or BLANK
         ctx = contexts.get(q["id"], [[]])
-        seeds = [ensemble.seed + i for i in range(ensemble.n)]
-        views = [member_view(ctx, ensemble.views[i % len(ensemble.views)]) for i in range(ensemble.n)]
+        seeds = [ensemble.seed + i for i in members]
+        views = [member_view(ctx, ensemble.views[i % len(ensemble.views)]) for i in members]
         if setup is not None:
             temps = [ensemble.temperatures[i % len(ensemble.temperatures)] if ensemble.temperatures
-                     else params.temperature for i in range(ensemble.n)]
+                     else params.temperature for i in members]
             results = answer_question_typed(
                 llm, q["id"], q["question"], unit,
                 [TypedMember(v, s_, t) for v, s_, t in zip(views, seeds, temps, strict=True)], params, setup)
         else:
-            results = [answer_question(llm, q["id"], q["question"], unit, views[i], params, seeds[i], corpus_ids)
-                       for i in range(ensemble.n)]
-        for i, res in enumerate(results):
-            a = res.answer
-            rows[i].append({
-                "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
-                "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
-                "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
-                "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
-                "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
-                "cache_hits": res.cache_hits, "model": model, "seed": seeds[i], "grounded": res.grounded,
-                "prompt_evaluated": res.prompt_evaluated,
-            })
-            bar.update(1)
+            results = [answer_question(llm, q["id"], q["question"], unit, v, params, s_, corpus_ids)
+                       for v, s_ in zip(views, seeds, strict=True)]
+        return [row(q, res, s_) for res, s_ in zip(results, seeds, strict=True)]
+
+    with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="call") as bar:
+        def progress(done_rows: list[dict[str, Any]]) -> None:
+            bar.update(len(done_rows))
             if stats is not None:
                 bar.set_postfix(hits=stats.hits, new=stats.misses)
-    bar.close()
+
+        done = ordered_map(answer_task, tasks, workers, progress)
+    rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
+    for (_, members), task_rows in zip(tasks, done, strict=True):
+        for i, r in zip(members, task_rows, strict=True):
+            rows[i].append(r)
     return rows

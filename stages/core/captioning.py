@@ -17,6 +17,8 @@ from typing import Any, Callable
 import polars as pl
 from tqdm import tqdm
 
+from .concurrency import ordered_map
+
 DEFAULT_PROMPT = (
     "Describe this image from a technical document. Focus on: 1. Data values and numerical "
     "information 2. Axis labels and units for charts 3. Key visual elements and their relationships "
@@ -95,33 +97,43 @@ def api_key_from_env(env_name: str) -> str:
     return os.environ.get(env_name or "", "") or "none"
 
 
-def caption_images(images: pl.DataFrame, describe: Describer | None,
-                   progress: bool = True) -> tuple[pl.DataFrame, dict[str, Any]]:
+def caption_images(images: pl.DataFrame, describe: Describer | None, progress: bool = True,
+                   max_workers: int = 1) -> tuple[pl.DataFrame, dict[str, Any]]:
     """One caption row per image, plus counts by source.
 
     Vision first when configured (the document caption, if any, is kept in front of the
     description); if the call fails for one image, the document caption is used and a
-    warning names the image.
+    warning names the image. Up to `max_workers` vision calls run at once (the stage
+    passes `llm.max_concurrency`); rows and warnings keep the images' order.
     """
+    todo = list(images.iter_rows(named=True))
+
+    def vision(r: dict[str, Any]) -> tuple[str | None, str | None]:
+        """(description, error) for one image; (None, None) when there is nothing to ask."""
+        if describe is None or not r["has_pixels"] or not r["path"]:
+            return None, None
+        try:
+            return describe(Path(r["path"]).read_bytes()), None
+        except Exception as e:  # noqa: BLE001 - one failed image falls back, others go on
+            return None, f"{type(e).__name__}: {e}"
+
+    with tqdm(total=len(todo), desc="caption", unit="img", disable=not progress, file=sys.stderr) as bar:
+        described = ordered_map(vision, todo, max_workers if describe is not None else 1, lambda _: bar.update(1))
     rows = []
     stats = {"images_total": images.height, "vision": 0, "document_caption": 0, "none": 0,
              "placeholder_skipped": 0, "vision_errors": 0}
-    for r in tqdm(images.iter_rows(named=True), total=images.height, desc="caption", unit="img",
-                  disable=not progress, file=sys.stderr):
+    for r, (text, error) in zip(todo, described, strict=True):
         caption, source = None, "none"
         if not r["has_pixels"] or not r["path"]:
             stats["placeholder_skipped"] += 1
         else:
-            if describe is not None:
-                try:
-                    text = describe(Path(r["path"]).read_bytes())
-                    if text:  # keep the document's own caption in front: both are searchable
-                        doc_cap = (r["nearby_caption"] or "").strip()
-                        caption, source = (f"{doc_cap}\n{text}" if doc_cap else text), "vision"
-                except Exception as e:  # noqa: BLE001 - one failed image falls back, others go on
-                    stats["vision_errors"] += 1
-                    sys.stderr.write(f"WARNING caption: vision failed for {r['image_id']} ({r['path']}): "
-                                     f"{type(e).__name__}: {e}; using the document caption\n")
+            if error is not None:
+                stats["vision_errors"] += 1
+                sys.stderr.write(f"WARNING caption: vision failed for {r['image_id']} ({r['path']}): "
+                                 f"{error}; using the document caption\n")
+            elif text:  # keep the document's own caption in front: both are searchable
+                doc_cap = (r["nearby_caption"] or "").strip()
+                caption, source = (f"{doc_cap}\n{text}" if doc_cap else text), "vision"
             if source == "none" and (r["nearby_caption"] or "").strip():
                 caption, source = r["nearby_caption"].strip(), "document_caption"
         stats[source] += 1

@@ -1,12 +1,12 @@
 """Entry-point wrapper: expected failures end in one clear line, not a traceback."""
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable
 
 from stages.core.dataio import InputError
 from stages.core.llm import LLMError
+from stages.core.logs import setup_logging
 from stages.core.models import ModelWeightsError
 from stages.core.params import ParamError
 
@@ -15,7 +15,7 @@ EXPECTED = (ParamError, InputError, LLMError, ModelWeightsError, FileNotFoundErr
 
 def run(main: Callable[[], object], name: str) -> None:
     """Run a stage's main(); known input/config/endpoint errors exit 1 with one message."""
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    setup_logging()
     try:
         main()
     except EXPECTED as e:

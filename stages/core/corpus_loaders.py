@@ -15,9 +15,10 @@ or, with ``extract.on_error: fail``, one error listing every bad file.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal
 
@@ -25,6 +26,9 @@ import polars as pl
 from tqdm import tqdm
 
 from .dataio import read_metadata
+from .extract_records import Block, DocRecord, DocumentError, ExtractResult, ImageRecord, LoadedDoc
+from .extract_workers import LoadJob, LoadOutcome, load_all
+from .pdf_extract import extract_pdf
 
 FORMATS = {".pdf": "pdf", ".json": "json", ".md": "md", ".markdown": "md", ".txt": "txt"}
 
@@ -37,6 +41,8 @@ class ExtractParams:
     min_image_size: int = 64  # px: an image narrower or lower than this is a decoration
     caption_max_gap: float = 40.0  # pt: how far from an image a "Figure N" line may start
     table_use_layout: bool = False  # PyMuPDF's layout model gates find_tables (false: ruled lines only)
+    table_max_drawings: int = 2000  # pages with more vector drawings skip the table search (0 = never skip)
+    workers: int = 0  # processes parsing files at once; 0 = one per CPU core
 
     def validate(self) -> None:
         from .params import ParamError
@@ -45,83 +51,18 @@ class ExtractParams:
             raise ParamError("params.yaml: extract.min_image_size must be >= 0")
         if self.caption_max_gap < 0:
             raise ParamError("params.yaml: extract.caption_max_gap must be >= 0")
+        if self.table_max_drawings < 0:
+            raise ParamError("params.yaml: extract.table_max_drawings must be >= 0 (0 = no limit)")
+        if self.workers < 0:
+            raise ParamError("params.yaml: extract.workers must be >= 0 (0 = one per CPU core)")
 
-
-class DocumentError(Exception):
-    """One input file cannot be used (corrupt, encrypted, empty, no text layer...)."""
+    @property
+    def n_workers(self) -> int:
+        return self.workers or os.cpu_count() or 1
 
 
 class ExtractError(RuntimeError):
     """Raised with on_error=fail: lists every file that could not be extracted."""
-
-
-@dataclass
-class DocRecord:
-    doc_id: str
-    source: str
-    format: str
-    title: str | None = None
-    url: str | None = None
-    year: int | None = None
-    n_pages: int = 0
-    status: str = "ok"
-    message: str = ""
-
-
-@dataclass
-class Block:
-    """One line of text (or one whole table) in reading order."""
-
-    doc_id: str
-    page: int
-    order: int
-    kind: str  # text | table
-    text: str
-    font_size: float | None = None
-    bold: bool | None = None
-    x0: float | None = None
-    y0: float | None = None
-    x1: float | None = None
-    y1: float | None = None
-    line_height: float | None = None
-    block: int | None = None  # source block id: lines of one block share it
-
-
-@dataclass
-class ImageRecord:
-    image_id: str
-    doc_id: str
-    page: int
-    path: str | None
-    width: int
-    height: int
-    has_pixels: bool
-    nearby_caption: str | None = None
-    order: int = 0  # position in the same reading order as blocks.order
-    x0: float | None = None
-    y0: float | None = None
-    x1: float | None = None
-    y1: float | None = None
-
-
-@dataclass
-class LoadedDoc:
-    """What a format loader returns for one file."""
-
-    title: str | None
-    n_pages: int
-    blocks: list[Block] = field(default_factory=list)
-    images: list[ImageRecord] = field(default_factory=list)
-    url: str | None = None
-    year: int | None = None
-    message: str = ""
-
-
-@dataclass
-class ExtractResult:
-    documents: list[DocRecord]
-    blocks: list[Block]
-    images: list[ImageRecord]
 
 
 def warn(msg: str) -> None:
@@ -315,10 +256,8 @@ def _doc_id_for(path: Path, fmt: str) -> str:
 def load_one(path: Path, doc_id: str, fmt: str, params: ExtractParams, images_dir: Path | None) -> LoadedDoc:
     """Load one file of any known format (raises DocumentError for an unusable file)."""
     if fmt == "pdf":
-        from .pdf_extract import extract_pdf
-
         return extract_pdf(path, doc_id, images_dir, params.min_image_size, params.caption_max_gap,
-                           params.table_use_layout)
+                           params.table_use_layout, params.table_max_drawings)
     if fmt == "json":
         return load_wattbot_json(path, doc_id, params.min_image_size)
     loader: Callable[..., LoadedDoc] = load_markdown if fmt == "md" else load_text
@@ -338,31 +277,59 @@ def load_metadata_table(path: str | Path | None) -> dict[str, dict[str, str]]:
 
 def extract_corpus(corpus_dir: str | Path, params: ExtractParams, images_dir: str | Path | None = None,
                    metadata_path: str | Path | None = None, progress: bool = True) -> ExtractResult:
-    """Extract every file; bad files are skipped with a warning or, with on_error=fail, raise."""
+    """Extract every file; bad files are skipped with a warning or, with on_error=fail, raise.
+
+    Files are parsed by `extract.workers` processes; documents, blocks, images and
+    warnings come out in file order, identical to one worker. A doc_id is read from its
+    first file; a later file with the same id is only read if every earlier one failed
+    (otherwise it is skipped as a duplicate, and never parsed).
+    """
     corpus = Path(corpus_dir)
     files = find_corpus_files(corpus)
     meta = load_metadata_table(metadata_path)
     img_dir = Path(images_dir) if images_dir is not None else None
+    jobs = [LoadJob(path, _doc_id_for(path, FORMATS[path.suffix.lower()]), FORMATS[path.suffix.lower()])
+            for path in files]
+    outcomes: list[LoadOutcome | None] = [None] * len(jobs)
+    with tqdm(total=len(jobs), desc="extract", unit="file", disable=not progress, file=sys.stderr) as bar:
+        while True:  # rounds: the first file of each doc_id; a failed one hands over to the next file
+            loaded_ids = {j.doc_id for j, o in zip(jobs, outcomes) if o is not None and o.loaded is not None}
+            batch: list[int] = []
+            claimed: set[str] = set()
+            for i, job in enumerate(jobs):
+                if outcomes[i] is None and job.doc_id not in loaded_ids and job.doc_id not in claimed:
+                    claimed.add(job.doc_id)
+                    batch.append(i)
+            if not batch:
+                break
+            results = load_all(load_one, [jobs[i] for i in batch], params, img_dir, params.n_workers,
+                               lambda: bar.update(1))
+            for i, r in zip(batch, results, strict=True):
+                outcomes[i] = r
+        bar.update(len(jobs) - bar.n)  # duplicates are never parsed
     docs: list[DocRecord] = []
     blocks: list[Block] = []
     images: list[ImageRecord] = []
     seen: dict[str, Path] = {}
     failures: list[str] = []
-    for path in tqdm(files, desc="extract", unit="file", disable=not progress, file=sys.stderr):
-        fmt = FORMATS[path.suffix.lower()]
-        doc_id = _doc_id_for(path, fmt)
-        rec = DocRecord(doc_id=doc_id, source=str(path), format=fmt)
-        try:
-            if doc_id in seen:
-                raise DocumentError(f"duplicate doc_id {doc_id!r} (already read from {seen[doc_id]})")
-            loaded = load_one(path, doc_id, fmt, params, img_dir)
-        except Exception as e:  # noqa: BLE001 - any failure of one file must not stop the others
-            reason = str(e) if isinstance(e, DocumentError) else f"unexpected {type(e).__name__}: {e}"
+    for job, outcome in zip(jobs, outcomes, strict=True):
+        path, doc_id = job.path, job.doc_id
+        rec = DocRecord(doc_id=doc_id, source=str(path), format=job.fmt)
+        if outcome is not None and outcome.stderr:
+            sys.stderr.write(outcome.stderr)
+        if doc_id in seen:  # never parsed (see above)
+            reason: str | None = f"duplicate doc_id {doc_id!r} (already read from {seen[doc_id]})"
+        else:  # the first file of its doc_id, or every earlier one failed: it was parsed
+            assert outcome is not None
+            reason = outcome.error
+        if reason is not None:
             failures.append(f"{path}: {reason}")
             rec.status, rec.message = "skipped", reason
             warn(f"skipped {path}: {reason}")
             docs.append(rec)
             continue
+        assert outcome is not None and outcome.loaded is not None
+        loaded = outcome.loaded
         seen[doc_id] = path
         m = meta.get(doc_id, {})
         rec.title = (m.get("title") or "").strip() or loaded.title or doc_id

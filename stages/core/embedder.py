@@ -19,6 +19,8 @@ from typing import Literal, Protocol
 import numpy as np
 from tqdm import tqdm
 
+from stages.core.concurrency import Throttle, ordered_map
+from stages.core.llm import LLMError, LLMParams, RetryPolicy, call_with_retries
 from stages.core.paths import cache_dir
 
 log = logging.getLogger("treerag.embed")
@@ -35,6 +37,7 @@ class EmbedParams:
     aggregation: Literal["length_weighted", "mean"] = "length_weighted"
     paragraph_mode: Literal["aggregated", "direct", "both"] = "aggregated"
     batch_size: int = 64
+    max_concurrency: int = 4  # embed.base_url: batch requests in flight at once
 
     def validate(self) -> None:
         from stages.core.params import ParamError
@@ -46,6 +49,8 @@ class EmbedParams:
             )
         if self.batch_size < 1:
             raise ParamError("params.yaml: embed.batch_size must be >= 1")
+        if self.max_concurrency < 1:
+            raise ParamError("params.yaml: embed.max_concurrency must be >= 1")
 
 
 class Embedder(Protocol):
@@ -86,26 +91,46 @@ class LocalEmbedder:
 
 
 class OpenAIEmbedder:
-    """An OpenAI-compatible /v1/embeddings endpoint (vLLM, Ollama, a hosted API)."""
+    """An OpenAI-compatible /v1/embeddings endpoint (vLLM, Ollama, a hosted API).
 
-    def __init__(self, base_url: str, model: str, api_key: str) -> None:
+    `embed()` sends `batch_size` texts per request and up to `max_concurrency` requests
+    at once, through the same throttle and retries as the chat client (a 429 pauses every
+    request); vectors come back in input order whatever order the batches finish in."""
+
+    def __init__(self, base_url: str, model: str, api_key: str, *, batch_size: int, max_concurrency: int,
+                 retry: RetryPolicy) -> None:
         import openai
 
         self.name = model
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed")
-        self.dim = len(self.embed(["dimension probe"])[0])
+        self.batch_size = batch_size
+        self.max_concurrency = max_concurrency
+        self._retry = retry
+        self._throttle = Throttle(max_concurrency, retry.backoff_s, retry.backoff_max_s)
+        self._what = f"embeddings endpoint {base_url} (embed.base_url)"
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", max_retries=0)
+        self.dim = len(self._request(["dimension probe"])[0])
+
+    def _request(self, texts: list[str]) -> np.ndarray:
+        resp = call_with_retries(lambda: self._client.embeddings.create(model=self.name, input=texts),
+                                 self._throttle, self._retry, self._what)
+        if len(resp.data) != len(texts):
+            raise LLMError(f"{self._what} returned {len(resp.data)} vectors for {len(texts)} texts")
+        return _normalise(np.array([d.embedding for d in sorted(resp.data, key=lambda d: d.index)]))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        resp = self._client.embeddings.create(model=self.name, input=list(texts))
-        return _normalise(np.array([d.embedding for d in sorted(resp.data, key=lambda d: d.index)]))
+        batches = [list(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(ordered_map(self._request, batches, self.max_concurrency))
 
 
-def make_embedder(params: EmbedParams, api_key_env: str = "OPENAI_API_KEY") -> Embedder:
-    """The embedder the params name."""
+def make_embedder(params: EmbedParams, api_key_env: str = "OPENAI_API_KEY", retry: RetryPolicy | None = None) -> Embedder:
+    """The embedder the params name; an endpoint retries as `retry` says (default: the llm
+    section's defaults, which are params.yaml's)."""
     if params.base_url:
-        return OpenAIEmbedder(params.base_url, params.model, os.environ.get(api_key_env, ""))
+        return OpenAIEmbedder(params.base_url, params.model, os.environ.get(api_key_env, ""),
+                              batch_size=params.batch_size, max_concurrency=params.max_concurrency,
+                              retry=retry or RetryPolicy.from_params(LLMParams()))
     return LocalEmbedder(params.model, params.batch_size)
 
 
@@ -158,9 +183,11 @@ def embed_texts(
     text_of = dict(zip(keys, texts))
     # long texts first within the whole run keeps padding low in each batch
     missing.sort(key=lambda k: len(text_of[k]))
+    # an endpoint embedder sends up to max_concurrency batches at once: give it that many per call
+    per_call = batch_size * max(8, 2 * getattr(embedder, "max_concurrency", 1))
     with tqdm(total=len(missing), desc=desc, unit="text", disable=not progress) as bar:
-        for i in range(0, len(missing), batch_size * 8):
-            chunk = missing[i : i + batch_size * 8]
+        for i in range(0, len(missing), per_call):
+            chunk = missing[i : i + per_call]
             vecs = embedder.embed([text_of[k] for k in chunk])
             if vecs.shape[1] != embedder.dim:
                 raise ValueError(f"embedder {embedder.name} returned dimension {vecs.shape[1]}, expected {embedder.dim}")

@@ -6,7 +6,9 @@ Why these choices:
 - images through ``Pixmap(doc, xref)`` plus the soft mask (SMask), so diagrams with
   transparency keep it instead of turning black;
 - tables from ``page.find_tables()`` but each cell read with ``page.get_textbox(rect)``,
-  because find_tables' own cell text drops the spaces between words.
+  because find_tables' own cell text drops the spaces between words; pages with more
+  than ``extract.table_max_drawings`` vector paths skip the table search (its cost grows
+  with the paths: most of a diagram-heavy manual's extraction time went there).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Any
 
 import pymupdf
 
-from .corpus_loaders import Block, DocumentError, ImageRecord, LoadedDoc
+from .extract_records import Block, DocumentError, ImageRecord, LoadedDoc
 
 BOLD_FLAG = 16  # PyMuPDF span flag bit for bold
 CAPTION_RE = re.compile(r"^\s*(fig(?:ure)?s?|tab(?:le)?|chart|exhibit|plate)\.?\s*([A-Z]?\d+|[IVXL]+)\b", re.I)
@@ -167,7 +169,7 @@ def _pdf_title(doc: pymupdf.Document, first_lines: list[dict[str, Any]]) -> str 
 
 
 def extract_pdf(path: Path, doc_id: str, images_dir: Path | None, min_image_size: int,
-                caption_max_gap: float, table_use_layout: bool = False) -> LoadedDoc:
+                caption_max_gap: float, table_use_layout: bool, table_max_drawings: int) -> LoadedDoc:
     """Lines, tables and images of one PDF in reading order; DocumentError if unusable."""
     try:
         doc = pymupdf.open(str(path))
@@ -180,19 +182,37 @@ def extract_pdf(path: Path, doc_id: str, images_dir: Path | None, min_image_size
             raise DocumentError("not a PDF document")
         if doc.page_count == 0:
             raise DocumentError("the PDF has zero pages")
-        return _extract_pages(doc, path, doc_id, images_dir, min_image_size, caption_max_gap, table_use_layout)
+        return _extract_pages(doc, path, doc_id, images_dir, min_image_size, caption_max_gap, table_use_layout,
+                              table_max_drawings)
     finally:
         doc.close()
 
 
+def find_page_tables(page: pymupdf.Page, use_layout: bool, max_drawings: int) -> tuple[list[Any], bool]:
+    """(tables, skipped): find_tables, unless the page has more than `max_drawings` vector paths.
+
+    find_tables builds its edges from every vector path of the page: ~60-100 µs per
+    path, so a page of diagrams (a TikZ/pgfplots manual: thousands of paths per page)
+    costs 0.3-1 s while its text takes 10 ms. Counting the paths with get_cdrawings
+    costs a tenth of that, and a ruled table needs far fewer paths."""
+    if max_drawings and len(page.get_cdrawings()) > max_drawings:
+        return [], True
+    try:
+        return list(page.find_tables(use_layout=use_layout).tables), False
+    except Exception:  # find_tables can fail on odd drawings; text still counts
+        return [], False
+
+
 def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: Path | None,
-                   min_image_size: int, caption_max_gap: float, table_use_layout: bool) -> LoadedDoc:
+                   min_image_size: int, caption_max_gap: float, table_use_layout: bool,
+                   table_max_drawings: int) -> LoadedDoc:
     blocks: list[Block] = []
     images: list[ImageRecord] = []
     order = 0
     seen_xrefs: set[int] = set()
     bad_pages: list[str] = []
     first_lines: list[dict[str, Any]] = []
+    drawing_pages: list[int] = []  # pages whose table search was skipped
     n_chars = 0
     for pno in range(doc.page_count):
         try:
@@ -206,10 +226,9 @@ def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: P
         n_chars += sum(len(ln["text"].strip()) for ln in lines)
         # tables: read cell by cell; lines inside a table are not body text
         objects: list[dict[str, Any]] = []
-        try:
-            tables = page.find_tables(use_layout=table_use_layout).tables
-        except Exception:  # find_tables can fail on odd drawings; text still counts
-            tables = []
+        tables, skipped = find_page_tables(page, table_use_layout, table_max_drawings)
+        if skipped:
+            drawing_pages.append(pno + 1)
         for t in tables:
             cells = read_table_cells(page, t)
             if len(cells) < 2 or max(len(r) for r in cells) < 2:
@@ -278,7 +297,24 @@ def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: P
         raise DocumentError(
             f"no text layer in {doc.page_count} page(s) (image-only or scanned PDF; OCR is not supported)"
         )
+    if drawing_pages:
+        bad_pages.append(f"no table search on {len(drawing_pages)} page(s) with more than {table_max_drawings} "
+                         f"vector drawings (extract.table_max_drawings): {_page_ranges(drawing_pages)}")
     return LoadedDoc(
         title=_pdf_title(doc, first_lines), n_pages=doc.page_count, blocks=blocks, images=images,
         message="; ".join(bad_pages),
     )
+
+
+def _page_ranges(pages: list[int]) -> str:
+    """[1, 2, 3, 7] -> 'pages 1-3, 7'."""
+    parts: list[str] = []
+    start = prev = pages[0]
+    for p in pages[1:] + [None]:  # type: ignore[list-item]
+        if p is not None and p == prev + 1:
+            prev = p
+            continue
+        parts.append(f"{start}-{prev}" if prev > start else f"{start}")
+        if p is not None:
+            start = prev = p
+    return "pages " + ", ".join(parts)
