@@ -264,3 +264,31 @@ def test_abstain_never_takes_null_out_of_the_schema():
     answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(), setup)
     assert seen[0] == {"type": "number"}
     assert {"type": "null"} in seen[1]["anyOf"]
+
+
+def test_typed_kinds_send_the_other_questions_to_the_free_reader():
+    import polars as pl
+
+    from stages.core.answering import EnsembleParams, answer_members
+
+    @dataclass
+    class ByFormat:
+        calls: list[str] = field(default_factory=list)
+
+        def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
+            name = response_format["json_schema"]["name"]
+            self.calls.append(name)
+            text = {"answer_true_false": '{"units": [1], "answer": false}',
+                    "answer": '{"explanation": "used 24 MWh", "answer": "24 MWh", "answer_value": "24", '
+                              '"ref_id": ["patterson2021"]}'}[name]
+            return Completion(text=text, prompt_tokens=10, completion_tokens=5, finish_reason="stop")
+
+    qs = pl.DataFrame({"id": ["t1", "n1"], "question": ["True or False: GShard used 24 MWh.", "Energy of GShard?"],
+                       "answer_unit": ["is_blank", "MWh"]})
+    llm = ByFormat()
+    rows = answer_members(llm, "m", qs, {"t1": LEVELS[:1], "n1": LEVELS[:1]},
+                          AnswerParams(reader="typed", typed_kinds=["true_false"], max_retries=0),
+                          EnsembleParams(n=2), {"patterson2021"}, max_concurrency=1)
+    assert llm.calls == ["answer_true_false", "answer_true_false", "answer", "answer"]
+    assert [r["answer_value"] for r in rows[0]] == ["0", "24"]
+    assert [r["question_id"] for r in rows[1]] == ["t1", "n1"]

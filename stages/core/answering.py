@@ -39,6 +39,8 @@ class AnswerParams:
     retry_k_factor: float = 2.0
     # typed reader only
     number_format: str = "json"  # json: a JSON number | text: as the context writes it | expression: arithmetic
+    # question kinds the typed reader answers; the others keep the free reader
+    typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text"])
     retry_ungrounded: bool = True  # an ungrounded answer is retried with the wider context
     # never: the schema has no null, so the model always answers | model: blank when it says null |
     # ungrounded: also blank when the answer is not found in the context
@@ -52,6 +54,10 @@ class AnswerParams:
 
         if self.reader not in ("free", "typed"):
             raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
+        bad = [k for k in self.typed_kinds if k not in ("true_false", "numeric", "range", "text")]
+        if bad:
+            raise ParamError(f"params.yaml: answer.typed_kinds has unknown kinds {bad}: use true_false, numeric, "
+                             "range, text")
         if self.number_format not in ("json", "text", "expression"):
             raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text or "
                              "expression")
@@ -350,6 +356,14 @@ def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
     return setup
 
 
+def typed_kind(question: str, unit: str, params: AnswerParams) -> bool:
+    """Whether the typed reader answers this question (its kind is in answer.typed_kinds);
+    the others go to the free reader."""
+    from stages.core.reader import question_kind
+
+    return question_kind(question, unit) in params.typed_kinds
+
+
 @dataclass
 class TypedMember:
     """One ensemble member of the typed reader on one question."""
@@ -452,9 +466,11 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     qs = list(questions.iter_rows(named=True))
     # free reader: one task per (question, member); typed reader: one task per question, whose
     # members run attempt-major so that they share the server's cached prompt
-    tasks: list[tuple[dict[str, Any], list[int]]] = (
-        [(q, list(range(ensemble.n))) for q in qs] if setup is not None
-        else [(q, [i]) for q in qs for i in range(ensemble.n)])
+    typed = {q["id"]: setup is not None and typed_kind(q["question"], q.get("answer_unit") or BLANK, params)
+             for q in qs}
+    tasks: list[tuple[dict[str, Any], list[int]]] = [
+        t for q in qs for t in ([(q, list(range(ensemble.n)))] if typed[q["id"]]
+                                else [(q, [i]) for i in range(ensemble.n)])]
 
     def row(q: dict[str, Any], res: AnswerOutcome, seed: int) -> dict[str, Any]:
         a = res.answer
@@ -474,7 +490,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
         ctx = contexts.get(q["id"], [[]])
         seeds = [ensemble.seed + i for i in members]
         views = [member_view(ctx, ensemble.views[i % len(ensemble.views)]) for i in members]
-        if setup is not None:
+        if setup is not None and typed[q["id"]]:
             temps = [ensemble.temperatures[i % len(ensemble.temperatures)] if ensemble.temperatures
                      else params.temperature for i in members]
             results = answer_question_typed(
