@@ -220,13 +220,14 @@ def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
                             (2, 1): '{"units": [1], "value": 78}'})  # ungrounded twice
     members = [TypedMember(LEVELS, seed, 0.0) for seed in (0, 1, 2)]
     setup = TypedSetup([{"role": "system", "content": "s"}])
-    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, AnswerParams(max_retries=1), setup)
+    params = AnswerParams(max_retries=1, retry_ungrounded=True, abstain="model")
+    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
     assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1)]  # every level 0 before any retry
     assert [o.answer.answer_value for o in outs] == ["24", "1507", "77"]
     assert [o.grounded for o in outs] == [True, True, False]
     assert outs[1].answer.ref_id == ["strubell2019"] and outs[1].attempts == 2
-    abst = answer_question_typed(llm, "q1", "Energy?", "MWh", members[2:], AnswerParams(max_retries=1,
-                                                                                          abstain="ungrounded"), setup)
+    abst = answer_question_typed(llm, "q1", "Energy?", "MWh", members[2:],
+                                 AnswerParams(max_retries=1, retry_ungrounded=True, abstain="ungrounded"), setup)
     assert abst[0].answer.is_blank
     once = answer_question_typed(llm, "q1", "Energy?", "MWh", members[1:2], AnswerParams(max_retries=1,
                                                                                           retry_ungrounded=False), setup)
@@ -261,7 +262,8 @@ def test_abstain_never_takes_null_out_of_the_schema():
     llm.complete = spy
     answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(abstain="never"),
                           setup)
-    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(), setup)
+    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(abstain="model"),
+                          setup)
     assert seen[0] == {"type": "number"}
     assert {"type": "null"} in seen[1]["anyOf"]
 
@@ -287,7 +289,8 @@ def test_typed_kinds_send_the_other_questions_to_the_free_reader():
                        "answer_unit": ["is_blank", "MWh"]})
     llm = ByFormat()
     rows = answer_members(llm, "m", qs, {"t1": LEVELS[:1], "n1": LEVELS[:1]},
-                          AnswerParams(reader="typed", typed_kinds=["true_false"], max_retries=0),
+                          AnswerParams(reader="typed", typed_kinds=["true_false"], max_retries=0, tf_logprobs=False,
+                                       demos=[], max_tokens=384),
                           EnsembleParams(n=2), {"patterson2021"}, max_concurrency=1)
     assert llm.calls == ["answer_true_false", "answer_true_false", "answer", "answer"]
     assert [r["answer_value"] for r in rows[0]] == ["0", "24"]

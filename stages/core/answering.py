@@ -31,22 +31,22 @@ log = logging.getLogger("treerag.answer")
 class AnswerParams:
     """The `answer:` section of params.yaml."""
 
-    reader: str = "free"  # free: the explained JSON reply | typed: stages/core/reader.py
+    reader: str = "typed"  # free: the explained JSON reply | typed: stages/core/reader.py
     context_first: bool = True
-    temperature: float = 0.7
-    max_tokens: int = 384
-    max_retries: int = 2
+    temperature: float = 0.0
+    max_tokens: int = 64
+    max_retries: int = 1
     retry_k_factor: float = 2.0
     # typed reader only
     number_format: str = "json"  # json: a JSON number | text: as the context writes it | expression: arithmetic
     # question kinds the typed reader answers; the others keep the free reader
     typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text"])
-    retry_ungrounded: bool = True  # an ungrounded answer is retried with the wider context
+    retry_ungrounded: bool = False  # an ungrounded answer is retried with the wider context
     # never: the schema has no null, so the model always answers | model: blank when it says null |
     # ungrounded: also blank when the answer is not found in the context
-    abstain: str = "model"
-    tf_logprobs: bool = False  # True/False from calibrated token probabilities
-    demos: list[str] = field(default_factory=list)  # labelled question ids shown as worked examples
+    abstain: str = "never"
+    tf_logprobs: bool = True  # True/False from calibrated token probabilities
+    demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
     demo_file: str = "data/wattbot/dev_QA.csv"
 
     def validate(self) -> None:
@@ -79,7 +79,7 @@ class EnsembleParams:
     # order) | wider (the first retry's larger context)
     views: list[str] = field(default_factory=lambda: ["as_is"])
     # typed reader: member i samples at temperatures[i % len]; empty = answer.temperature for all
-    temperatures: list[float] = field(default_factory=list)
+    temperatures: list[float] = field(default_factory=lambda: [0.0, 0.7, 0.7])
 
     def validate(self) -> None:
         from stages.core.params import ParamError
