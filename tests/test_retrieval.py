@@ -165,8 +165,8 @@ def test_holds_unit_in_prose_and_table_rows():
 def test_unit_boost_moves_a_unit_with_the_answer_unit_up():
     tree = make_table_tree()
     kw = [(["d:sec1:p1"], 9.0), (["d:sec1:p2"], 5.0)]
-    p = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000)
-    assert [u.key for u in build_context(tree, [], kw, p, "W")] == ["d:sec1:p1", "d:sec1:p2"]  # off by default
+    p = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.0)
+    assert [u.key for u in build_context(tree, [], kw, p, "W")] == ["d:sec1:p1", "d:sec1:p2"]  # 0 = off
     boosted = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.5)
     assert [u.key for u in build_context(tree, [], kw, boosted, "W")] == ["d:sec1:p2", "d:sec1:p1"]
     # no unit (names, True/False) or a unit the text does not state: the fused order stands

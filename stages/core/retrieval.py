@@ -44,7 +44,7 @@ class RetrieveParams:
     bm25_weight: float = 2.0  # rrf: weight of the BM25 list relative to the dense list
     bm25_query: Literal["question", "all"] = "question"  # what BM25 searches: the question, or all queries joined
     doc_prior: float = 0.0  # BM25 units of the documents the question names (title, authors, year) score x(1+this)
-    unit_boost: float = 0.0  # units with a number in the question's answer unit score x(1+this); 0 = off
+    unit_boost: float = 0.5  # units with a number in the question's answer unit score x(1+this); 0 = off
     table_blocks: bool = False  # rows of one table in the context share one block (caption and header once)
     top_k_final: int = 16
     max_context_tokens: int = 1000
