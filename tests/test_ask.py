@@ -77,5 +77,5 @@ def test_retrieve_attempts_widens_and_keeps_previous_units() -> None:
 
 def test_ask_cli_help() -> None:
     r = subprocess.run([sys.executable, "-m", "stages.ask", "--help"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=120)
+                       timeout=900)  # a hang guard: cold imports took >120 s under load
     assert r.returncode == 0 and "--no-answer" in r.stdout
