@@ -135,7 +135,7 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
         ours, fl, bw = [], [], []
         p = rp.scaled(budget / rp.max_context_tokens)  # depth and budget grow together, as in answer retries
         t0 = time.perf_counter()
-        units_of = {r["id"]: retriever.retrieve(queries[r["id"]], p) for r in rows_all}
+        units_of = {r["id"]: retriever.retrieve(queries[r["id"]], p, r.get("answer_unit")) for r in rows_all}
         if budget == rp.max_context_tokens:
             latency_ms = 1000 * (time.perf_counter() - t0) / max(1, len(rows_all))
         for qv, r in zip(q_vecs, rows_all):

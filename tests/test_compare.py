@@ -209,7 +209,7 @@ def test_experiment_names_and_revisions(tmp_path: Path) -> None:
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "stages.compare", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=900)  # a hang guard: cold imports took >120 s under load
 
 
 def test_cli_json_and_errors(tmp_path: Path) -> None:

@@ -109,3 +109,108 @@ def test_retry_context_keeps_previous_units_first_and_adds_new_ones():
     ext = extend_context(first, wider, p)
     assert [u.key for u in ext] == ["d:sec1:p3:s1", "d:sec1:p2", "d:sec1:p1:s1"]
     assert ext[0] is first[0]
+
+
+# --- denser context: answer-unit boost and table blocks ---------------------------------
+
+TABLE_MD = ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n|---|---|---|\n"
+            "| ELMo | 517.66 | 336 |\n| BERT | 12,041 | 79 |\n| GPT-2 | 1,516 | 168 |")
+
+
+def make_table_tree() -> TreeView:
+    """A prose paragraph with a wattage, a prose paragraph without one, and a three-row table."""
+    from stages.core.tables import table_row_sentences
+
+    rows = [("d", None, "document", 0, "Doc", None), ("d:sec1", "d", "section", 0, "Results", None)]
+    prose = {"d:sec1:p1": ["We trained many models on the cluster.", "The runs took weeks."],
+             "d:sec1:p2": ["The GPU drew 300 W on average.", "That is a lot."]}
+    for j, (pid, ss) in enumerate(prose.items()):
+        rows.append((pid, "d:sec1", "paragraph", j, " ".join(ss), None))
+        rows += [(f"{pid}:s{k + 1}", pid, "sentence", k, s, None) for k, s in enumerate(ss)]
+    rows.append(("d:sec1:p3", "d:sec1", "paragraph", 2, TABLE_MD, "table"))
+    rows += [(f"d:sec1:p3:s{k + 1}", "d:sec1:p3", "sentence", k, s, None)
+             for k, s in enumerate(table_row_sentences(TABLE_MD))]
+    df = pl.DataFrame(rows, schema=["node_id", "parent_id", "level", "ordinal", "text", "attachment_type"],
+                      orient="row")
+    return TreeView(df.with_columns(pl.lit("d").alias("doc_id"), pl.lit(1).alias("page")))
+
+
+def test_unit_pattern_spellings():
+    from stages.core.retrieval import unit_pattern
+
+    assert unit_pattern("is_blank") is None and unit_pattern(None) is None and unit_pattern("") is None
+    pct = unit_pattern("percent")
+    assert pct.search("rose by 40%") and pct.search("40 percent")
+    watt = unit_pattern("W")
+    assert watt.search("300 W on average") and watt.search("Power (W): 517.66")
+    assert not watt.search("5 kW") and not watt.search("We trained")  # not inside kW, not the capital of a word
+    usd = unit_pattern("USD per hour")
+    assert usd.search("$3.06") and usd.search("costs 12 dollars") and usd.search("per hour")
+    assert unit_pattern("multiplier").search("a 3x gain")
+
+
+def test_holds_unit_in_prose_and_table_rows():
+    from stages.core.retrieval import Unit, holds_unit, unit_pattern
+
+    w = unit_pattern("W")
+    prose = lambda t: Unit("k", "d", ["k"], t, 1.0)  # noqa: E731
+    assert holds_unit(prose("The GPU drew 300 W on average."), w)
+    assert not holds_unit(prose("W is a letter; we ran 3 jobs."), w)  # the unit must follow a number
+    assert holds_unit(prose("It cost $3,000."), unit_pattern("USD"))
+    row = Unit("k", "d", ["k"], "Table 3: Power | Model: ELMo | Power (W): 517.66 | Hours: 336", 1.0, media="table")
+    assert holds_unit(row, w)  # a row: the unit in the header, the number in a cell
+    assert not holds_unit(row, unit_pattern("liters"))
+
+
+def test_unit_boost_moves_a_unit_with_the_answer_unit_up():
+    tree = make_table_tree()
+    kw = [(["d:sec1:p1"], 9.0), (["d:sec1:p2"], 5.0)]
+    p = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.0)
+    assert [u.key for u in build_context(tree, [], kw, p, "W")] == ["d:sec1:p1", "d:sec1:p2"]  # 0 = off
+    boosted = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.5)
+    assert [u.key for u in build_context(tree, [], kw, boosted, "W")] == ["d:sec1:p2", "d:sec1:p1"]
+    # no unit (names, True/False) or a unit the text does not state: the fused order stands
+    assert [u.key for u in build_context(tree, [], kw, boosted, "is_blank")] == ["d:sec1:p1", "d:sec1:p2"]
+    assert [u.key for u in build_context(tree, [], kw, boosted, "liters")] == ["d:sec1:p1", "d:sec1:p2"]
+
+
+def test_table_blocks_merge_rows_of_one_table_with_caption_and_header_once():
+    tree = make_table_tree()
+    kw = [(["d:sec1:p3:s3"], 9.0), (["d:sec1:p1"], 8.0), (["d:sec1:p3:s1"], 7.0)]
+    off = build_context(tree, [], kw, RetrieveParams(bm25_k=3, max_context_tokens=10_000))
+    assert [u.key for u in off] == ["d:sec1:p3:s3", "d:sec1:p1", "d:sec1:p3:s1"]
+    assert sum("Table 3" in u.text for u in off) == 2  # each row repeats the caption
+    on = build_context(tree, [], kw, RetrieveParams(bm25_k=3, max_context_tokens=10_000, table_blocks=True))
+    assert [u.key for u in on] == ["d:sec1:p3:s3", "d:sec1:p1"]  # the block keeps its best row's rank and key
+    block = on[0]
+    assert block.node_ids == ["d:sec1:p3:s1", "d:sec1:p3:s3"]  # rows in table order
+    assert block.text == ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n"
+                          "| ELMo | 517.66 | 336 |\n| GPT-2 | 1,516 | 168 |")
+    assert block.n_tokens == count_tokens(block.text, 4.0)
+    assert sum(u.n_tokens for u in on) < sum(u.n_tokens for u in off)
+
+
+def test_table_block_row_joins_only_if_the_budget_allows_and_takes_no_place():
+    tree = make_table_tree()
+    kw = [(["d:sec1:p3:s1"], 9.0), (["d:sec1:p3:s3"], 7.0)]
+    # top_k_final=1: a later row joins the first row's block without a place of its own
+    one = build_context(tree, [], kw, RetrieveParams(bm25_k=2, top_k_final=1, max_context_tokens=10_000,
+                                                     table_blocks=True))
+    assert len(one) == 1 and one[0].node_ids == ["d:sec1:p3:s1", "d:sec1:p3:s3"]
+    block = count_tokens("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n"
+                         "| ELMo | 517.66 | 336 |\n| GPT-2 | 1,516 | 168 |", 4.0)
+    assert [len(u.node_ids) for u in build_context(
+        tree, [], kw, RetrieveParams(bm25_k=2, max_context_tokens=block, table_blocks=True))] == [2]
+    # one token short of the block: the first row stays alone (as its row sentence)
+    cut = build_context(tree, [], kw, RetrieveParams(bm25_k=2, max_context_tokens=block - 1, table_blocks=True))
+    assert [u.node_ids for u in cut] == [["d:sec1:p3:s1"]] and cut[0].text == tree["d:sec1:p3:s1"].text
+
+
+def test_table_blocks_render_neighbouring_rows_merged_as_a_window():
+    tree = make_table_tree()
+    kw = [(["d:sec1:p3:s1"], 9.0), (["d:sec1:p3:s2"], 8.0)]  # touching rows: one unit before the budget
+    off = build_context(tree, [], kw, RetrieveParams(bm25_k=2, max_context_tokens=10_000))
+    assert len(off) == 1 and off[0].text.count("Table 3") == 2
+    on = build_context(tree, [], kw, RetrieveParams(bm25_k=2, max_context_tokens=10_000, table_blocks=True))
+    assert on[0].text == ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n"
+                          "| ELMo | 517.66 | 336 |\n| BERT | 12,041 | 79 |")

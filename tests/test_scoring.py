@@ -273,7 +273,7 @@ def test_train_all_blank_submission() -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.score", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "stages.score", *args], cwd=ROOT, capture_output=True, text=True, timeout=900
     )
 
 

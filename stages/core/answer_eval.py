@@ -79,7 +79,9 @@ def retrieve_contexts(questions: pl.DataFrame, params: dict[str, Any], index_dir
                               cache)
         queries_of = {qid: [q] for qid, q in zip(questions["id"].to_list(), questions["question"].to_list(),
                                                   strict=True)}
-        rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, ap.retry_k_factor)
+        units_of = (dict(zip(questions["id"], questions["answer_unit"])) if "answer_unit" in questions.columns
+                    else {})
+        rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, ap.retry_k_factor, units_of=units_of)
     finally:
         cache.close()
     return pl.DataFrame(rows + retry_rows, schema=CONTEXT_SCHEMA).sort("question_id", "attempt", "rank")

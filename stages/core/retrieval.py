@@ -10,18 +10,23 @@ For one question and its planner queries:
 4. tree dedup: a unit whose ancestor is already in the list is merged into it;
 5. BM25 units (paragraphs, table rows, sentence windows of long paragraphs) appended after the dense list or fused
    with it by reciprocal rank fusion;
-6. `top_k_final` units, then a hard `max_context_tokens` budget that drops the
+6. denser context (optional): units that hold a number in the question's answer unit
+   (or are a table row of a unit-bearing question) score x(1 + `unit_boost`), and with
+   `table_blocks` rows of one table share one block (caption and header once);
+7. `top_k_final` units, then a hard `max_context_tokens` budget that drops the
    lowest-ranked units first.
 """
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
+from stages.core.tables import table_block
 from stages.core.tree_view import TreeView, is_ancestor
 
 
@@ -39,6 +44,8 @@ class RetrieveParams:
     bm25_weight: float = 2.0  # rrf: weight of the BM25 list relative to the dense list
     bm25_query: Literal["question", "all"] = "question"  # what BM25 searches: the question, or all queries joined
     doc_prior: float = 0.0  # BM25 units of the documents the question names (title, authors, year) score x(1+this)
+    unit_boost: float = 0.5  # units with a number in the question's answer unit score x(1+this); 0 = off
+    table_blocks: bool = False  # rows of one table in the context share one block (caption and header once)
     top_k_final: int = 16
     max_context_tokens: int = 1000
     chars_per_token: float = 4.0
@@ -54,8 +61,8 @@ class RetrieveParams:
             raise ParamError(f"params.yaml: retrieve.alpha={self.alpha} must be within [0, 1]")
         if self.siblings < 0 or self.bm25_k < 0:
             raise ParamError("params.yaml: retrieve.siblings and retrieve.bm25_k must be >= 0")
-        if self.doc_prior < 0:
-            raise ParamError("params.yaml: retrieve.doc_prior must be >= 0")
+        if self.doc_prior < 0 or self.unit_boost < 0:
+            raise ParamError("params.yaml: retrieve.doc_prior and retrieve.unit_boost must be >= 0")
         if self.chars_per_token <= 0:
             raise ParamError("params.yaml: retrieve.chars_per_token must be > 0")
 
@@ -213,11 +220,13 @@ def build_context(
     dense_per_query: Sequence[Sequence[tuple[str, float]]],
     keyword_hits: Sequence[tuple[Sequence[str], float]],
     p: RetrieveParams,
+    answer_unit: str | None = None,
 ) -> list[Unit]:
     """Rank, expand, dedup and fuse the hits of one question into budgeted context units.
 
     A keyword hit is (node ids of the unit's text, score): one paragraph or table row,
-    or the sentences of a window."""
+    or the sentences of a window. `answer_unit` (the questions file's column) drives
+    `unit_boost`."""
     ranked = rerank(dense_per_query, p.rerank, p.alpha)
     dense_units = []
     for h in ranked:
@@ -245,9 +254,42 @@ def build_context(
             u.score = sum(fused[i] for i in range(len(pool)) if _covers(u, pool[i]))
         units = sorted(merged, key=lambda u: -u.score)
 
-    units = units[: p.top_k_final]
-    out, used = [], 0
+    pattern = unit_pattern(answer_unit) if p.unit_boost > 0 else None
+    if pattern is not None:
+        for u in units:
+            if holds_unit(u, pattern):
+                u.score *= 1 + p.unit_boost
+        units = sorted(units, key=lambda u: -u.score)  # stable: ties keep the fused order
+    return _fill_budget(tree, units, p)
+
+
+def _fill_budget(tree: TreeView, units: list[Unit], p: RetrieveParams) -> list[Unit]:
+    """The first `top_k_final` units that fit `max_context_tokens`, in rank order. With
+    `table_blocks`, a row of a table already in the context joins that table's block
+    (without taking a place of its own), costing only its row line."""
+    out: list[Unit] = []
+    used = 0
+    blocks: dict[str, Unit] = {}  # table paragraph id -> its unit in `out`
     for u in units:
+        table = _table_of(tree, u) if p.table_blocks else None
+        if table is not None and table in blocks:
+            b = blocks[table]
+            ids = sorted(set(b.node_ids) | set(u.node_ids), key=_sentence_order(tree))
+            text = table_block(tree[table].text, [tree.children[table].index(i) for i in ids])
+            n = count_tokens(text, p.chars_per_token)
+            if used - b.n_tokens + n > p.max_context_tokens:
+                break
+            used += n - b.n_tokens
+            b.node_ids, b.text, b.n_tokens = ids, text, n
+            b.frequency = max(b.frequency, u.frequency)
+            b.sources |= u.sources
+            continue
+        if len(out) >= p.top_k_final:
+            if p.table_blocks:
+                continue  # only rows of tables already in the context may still join
+            break
+        if table is not None and len(u.node_ids) > 1:  # neighbouring rows merged as a window
+            u.text = table_block(tree[table].text, [tree.children[table].index(i) for i in u.node_ids])
         u.n_tokens = count_tokens(u.text, p.chars_per_token)
         if used + u.n_tokens > p.max_context_tokens:
             if not out:  # the best unit alone is too long: cut it to the budget
@@ -257,7 +299,66 @@ def build_context(
             break
         out.append(u)
         used += u.n_tokens
+        if table is not None:
+            blocks[table] = u
     return out
+
+
+def _table_of(tree: TreeView, u: Unit) -> str | None:
+    """The table paragraph whose rows make up unit `u` (None unless every node is a table row)."""
+    paras = {tree.paragraph_of(i) if tree[i].level == "sentence" else None for i in u.node_ids}
+    if len(paras) != 1:
+        return None
+    para = paras.pop()
+    return para if para is not None and tree[para].attachment_type == "table" else None
+
+
+# spellings of answer units in text, by a word of the questions file's answer_unit (lower case)
+_UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "percent": ("%", "percent", "per cent"), "percentage": ("%", "percent"),
+    "usd": ("$", "usd", "dollar", "dollars"), "multiplier": ("×", "x", "times", "fold"),
+    "times": ("×", "x", "times", "fold"), "fold": ("×", "x", "times", "fold"),
+    "liters": ("L", "liter", "liters", "litre", "litres"), "lbs": ("lbs", "lb", "pounds"),
+    "w": ("W", "watt", "watts"), "watts": ("W", "watt", "watts"), "kw": ("kW",), "mw": ("MW",),
+    "tco2e": ("tCO2e", "tCO2", "tons", "tonnes", "t CO2"), "metric": ("tons", "tonnes", "t"),
+    "kg": ("kg",), "g": ("g",), "km": ("km",), "miles": ("mile", "miles"),
+    "hours": ("hours", "hour", "h", "hrs"), "hour": ("hours", "hour", "h", "hrs"),
+    "days": ("days", "day"), "years": ("years", "year"), "year": ("years", "year"),
+    "seconds": ("seconds", "second", "s", "sec"), "gb": ("GB",), "tb": ("TB",),
+}
+
+
+def unit_pattern(answer_unit: str | None) -> re.Pattern[str] | None:
+    """A regex for the ways text spells the answer unit (None for is_blank / no unit)."""
+    unit = (answer_unit or "").strip()
+    if not unit or unit.lower() in ("is_blank", "none", "nan"):
+        return None
+    alts = {unit}
+    for w in re.findall(r"[A-Za-z0-9/_%$]+", unit):
+        alts |= set(_UNIT_SPELLINGS.get(w.lower(), (w,) if len(w) > 1 and any(c.isdigit() or c.isupper() for c in w)
+                                        else ()))
+    alts |= {a.rstrip("s") for a in alts if len(a) > 3 and a.endswith("s")}
+    long_ = sorted((re.escape(a) for a in alts if len(a) > 2), key=len, reverse=True)
+    short = sorted((re.escape(a) for a in alts if len(a) <= 2), key=len, reverse=True)
+    parts = [f"(?i:{'|'.join(long_)})"] if long_ else []
+    parts += short  # short spellings (W, L, x, %) are case-sensitive
+    return re.compile(rf"(?<![A-Za-z])(?:{'|'.join(parts)})(?![A-Za-z])")
+
+
+_NUMBER = re.compile(r"\d")
+
+
+def holds_unit(u: Unit, pattern: re.Pattern[str]) -> bool:
+    """True when the unit states a number in the answer unit: in prose the unit follows a
+    number ('12.5 MWh', '40%', '$3,000'); a table row needs a number and the unit anywhere
+    (it is often in the header: 'Power (W): 517.66')."""
+    if u.media == "table":
+        return bool(_NUMBER.search(u.text)) and bool(pattern.search(u.text))
+    for m in pattern.finditer(u.text):
+        before, after = u.text[max(0, m.start() - 3):m.start()], u.text[m.end():m.end() + 3]
+        if _NUMBER.search(before) or (m.group(0) == "$" and _NUMBER.search(after)):
+            return True
+    return False
 
 
 def _covers(u: Unit, v: Unit) -> bool:

@@ -38,33 +38,36 @@ class Retriever:
         search (~5 ms); afterwards `retrieve` finds its query vectors in the cache."""
         embed_texts(queries, self.embedder, self.cache, desc="embed queries")
 
-    def retrieve(self, queries: list[str], p: RetrieveParams) -> list[Unit]:
-        """Context units for one question's queries (query 0 is the question)."""
+    def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None) -> list[Unit]:
+        """Context units for one question's queries (query 0 is the question); `answer_unit`
+        (the questions file's column) lets `retrieve.unit_boost` prefer units stating it."""
         vecs, _ = embed_texts(queries, self.embedder, self.cache, progress=False)
         incl = not p.exclude_references
         dense = self.index.dense(vecs, p.top_k, include_excluded=incl)
         kw_query = queries[0] if p.bm25_query == "question" else " ".join(queries)
         keyword = (self.index.keyword(kw_query, p.bm25_k, include_excluded=incl, doc_prior=p.doc_prior)
                    if p.bm25_k else [])
-        return build_context(self.tree, dense, keyword, p)
+        return build_context(self.tree, dense, keyword, p, answer_unit)
 
 
 def retrieve_attempts(retriever: Retriever, queries: list[str], p: RetrieveParams, max_retries: int,
-                      retry_k_factor: float) -> list[list[Unit]]:
+                      retry_k_factor: float, answer_unit: str | None = None) -> list[list[Unit]]:
     """Context of attempt 0, then each retry's wider context, which keeps the previous
     context as its prefix (so the LLM server reuses its cached prompt)."""
-    units = retriever.retrieve(queries, p)
+    units = retriever.retrieve(queries, p, answer_unit)
     attempts = [units]
     for attempt in range(1, max_retries + 1):
         wide = p.scaled(retry_k_factor**attempt)
-        units = extend_context(units, retriever.retrieve(queries, wide), wide)
+        units = extend_context(units, retriever.retrieve(queries, wide, answer_unit), wide)
         attempts.append(units)
     return attempts
 
 
 def retrieve_all(retriever: Retriever, queries_of: dict[str, list[str]], p: RetrieveParams, max_retries: int,
-                 retry_k_factor: float, progress: bool = True) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """Context rows of every question: (attempt 0 rows, retry rows), query vectors embedded up front.
+                 retry_k_factor: float, progress: bool = True, units_of: dict[str, str | None] | None = None,
+                 ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """Context rows of every question: (attempt 0 rows, retry rows), query vectors embedded up front;
+    `units_of` maps a question id to its answer_unit (for `retrieve.unit_boost`).
 
     The retrieve stage and the answer benchmark both call this, so they build the same contexts.
     """
@@ -72,7 +75,7 @@ def retrieve_all(retriever: Retriever, queries_of: dict[str, list[str]], p: Retr
     rows: list[dict[str, object]] = []
     retry_rows: list[dict[str, object]] = []
     for qid, qs in tqdm(queries_of.items(), total=len(queries_of), desc="retrieve", unit="q", disable=not progress):
-        attempts = retrieve_attempts(retriever, qs, p, max_retries, retry_k_factor)
+        attempts = retrieve_attempts(retriever, qs, p, max_retries, retry_k_factor, (units_of or {}).get(qid))
         rows += context_rows(qid, 0, attempts[0])
         for attempt, units in enumerate(attempts[1:], start=1):
             retry_rows += context_rows(qid, attempt, units)

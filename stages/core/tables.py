@@ -264,8 +264,9 @@ def find_tables(lines: list[Line]) -> list[Line]:
     return [replace[k] if k in replace else ln for k, ln in enumerate(lines) if k not in taken or k in replace]
 
 
-def table_row_sentences(markdown: str) -> list[str]:
-    """Each data row of a (caption +) markdown table as 'Caption | Header: value | Header: value'."""
+def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
+    """(caption cut at CAPTION_CHARS_IN_ROW, header cells, data rows) of a (caption +) markdown
+    table; a data row with no value is left out, so the rows line up with `table_row_sentences`."""
     rows: list[list[str]] = []
     caption = ""
     for line in markdown.splitlines():
@@ -279,14 +280,29 @@ def table_row_sentences(markdown: str) -> list[str]:
             continue  # the separator line, or an empty data row (the first line is the header, even empty)
         rows.append([c.replace("\\|", "|") for c in cells])
     if not rows:
-        return []
+        return caption, [], []
     if len(caption) > CAPTION_CHARS_IN_ROW:
         cut = caption.rfind(" ", 0, CAPTION_CHARS_IN_ROW)
         caption = caption[: cut if cut > 0 else CAPTION_CHARS_IN_ROW] + " …"
-    header = rows[0]
+    return caption, rows[0], [r for r in rows[1:] if any(r)]
+
+
+def table_row_sentences(markdown: str) -> list[str]:
+    """Each data row of a (caption +) markdown table as 'Caption | Header: value | Header: value'."""
+    caption, header, rows = table_parts(markdown)
     out = []
-    for r in rows[1:]:
+    for r in rows:
         pairs = [f"{header[i]}: {v}" if i < len(header) and header[i] else v for i, v in enumerate(r) if v]
-        if pairs:
-            out.append(" | ".join([caption, *pairs] if caption else pairs))
+        out.append(" | ".join([caption, *pairs] if caption else pairs))
     return out
+
+
+def table_block(markdown: str, row_indices: list[int]) -> str:
+    """Some data rows of a table as one compact markdown block: the caption and the header once,
+    then the rows (indices into `table_row_sentences`' list) in table order."""
+    caption, header, rows = table_parts(markdown)
+    lines = [caption] if caption else []
+    if any(header):
+        lines += ["| " + " | ".join(header) + " |"]
+    lines += ["| " + " | ".join(rows[i]) + " |" for i in sorted(set(row_indices)) if 0 <= i < len(rows)]
+    return "\n".join(lines)
