@@ -45,6 +45,7 @@ class KeyedLLM:
 def _params(n: int) -> dict:
     params = yaml_params()
     params["ensemble"]["n"] = n
+    params["answer"]["reader"] = "free"  # the fake model below writes the free reader's replies
     return params
 
 

@@ -23,11 +23,15 @@ CONTEXTS = {f"q{i:02d}": [[ContextBlock(f"doc{i}", f"System {i} used {10 + i} MW
 CORPUS = {f"doc{i}" for i in range(N_Q + 1)}
 
 
+# the fake endpoint writes the free reader's replies
+FREE_READER = AnswerParams(reader="free", temperature=0.7, max_tokens=384, max_retries=2)
+
+
 def run_answers(base_url: str, concurrency: int, **llm: object) -> tuple[list[list[dict]], float]:
     params = LLMParams(base_url=base_url, model="fake", max_concurrency=concurrency, **llm)
     with llm_session(params) as client:
         t0 = time.perf_counter()
-        rows = answer_members(client, "fake", QUESTIONS, CONTEXTS, AnswerParams(), EnsembleParams(n=2, seed=0),
+        rows = answer_members(client, "fake", QUESTIONS, CONTEXTS, FREE_READER, EnsembleParams(n=2, seed=0),
                               CORPUS, desc="test")
         return rows, time.perf_counter() - t0
 
