@@ -10,7 +10,8 @@ and the committed dev contexts) runs against it with a cold response cache per l
 each level: wall time, the ideal N·latency/c, the speed-up over c=1 and the sha256 of the
 submission (must be the same at every level). Then the same against a quota of `--quota-rps`
 requests per second (HTTP 429 beyond it, no Retry-After: the client's own backoff) at the
-`--throttled` levels, whose ideal is N/quota, and the embeddings path (`--texts` texts in
+`--throttled` levels, whose ideal is N/quota (or, with `--quota-rps 0`, with every
+`--rate-limit-every`-th request refused with Retry-After `--retry-after`), and the embeddings path (`--texts` texts in
 batches of `--batch`) at the same levels.
 Results: bench/results/concurrency.json.
 """
@@ -99,9 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=3, help="ensemble members")
     ap.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument("--throttled", type=int, nargs="*", default=[8, 16], help="levels rerun against the quota")
-    ap.add_argument("--quota-rps", type=float, default=8.0, help="the endpoint's quota: requests per second")
+    ap.add_argument("--quota-rps", type=float, default=8.0,
+                    help="the endpoint's quota: requests per second (0: use --rate-limit-every instead)")
+    ap.add_argument("--rate-limit-every", type=int, default=10, help="with --quota-rps 0: every k-th request is a 429")
+    ap.add_argument("--retry-after", type=float, default=1.0, help="with --rate-limit-every: Retry-After seconds")
     ap.add_argument("--texts", type=int, default=2048, help="embeddings benchmark: texts")
     ap.add_argument("--batch", type=int, default=64, help="embeddings benchmark: texts per request")
+    ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
     if not CONTEXTS:
         print("bench/results/answer_eval/contexts/dev-*.parquet missing", file=sys.stderr)
@@ -111,30 +116,40 @@ def main(argv: list[str] | None = None) -> int:
         answer = [answer_run(fake.base_url, c, args) for c in args.levels]
     throttled = []
     for c in args.throttled:
-        with FakeOpenAI(FakeConfig(latency_s=args.latency, rate_limit_rps=args.quota_rps)) as fake:
+        if args.quota_rps:
+            cfg = FakeConfig(latency_s=args.latency, rate_limit_rps=args.quota_rps)
+        else:
+            cfg = FakeConfig(latency_s=args.latency, rate_limit_every=args.rate_limit_every,
+                             retry_after_s=args.retry_after)
+        with FakeOpenAI(cfg) as fake:
             row = answer_run(fake.base_url, c, args)
-            row["ideal_s"] = round(max(float(row["ideal_s"]), int(row["calls"]) / args.quota_rps), 2)
+            if args.quota_rps:
+                row["ideal_s"] = round(max(float(row["ideal_s"]), int(row["calls"]) / args.quota_rps), 2)
             throttled.append(row)
-    with FakeOpenAI(FakeConfig(latency_s=args.latency, dim=384)) as fake:
-        embed = [embed_run(fake.base_url, c, args) for c in args.levels]
-    result.update(answer=answer, answer_with_429=throttled, embed=embed)
+    embed = []
+    if args.texts:
+        with FakeOpenAI(FakeConfig(latency_s=args.latency, dim=384)) as fake:
+            embed = [embed_run(fake.base_url, c, args) for c in args.levels]
+    scenario = (f"quota {args.quota_rps:g} requests/s" if args.quota_rps else
+                f"every {args.rate_limit_every}th request HTTP 429, Retry-After {args.retry_after:g} s")
+    result.update(answer=answer, answer_with_429=throttled, scenario_429=scenario, embed=embed)
     shas = {r["submission_sha256"] for r in answer + throttled}
     vshas = {r["vectors_sha256"] for r in embed}
     result["identical_submissions"] = len(shas) == 1
-    result["identical_vectors"] = len(vshas) == 1
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=2) + "\n")
+    result["identical_vectors"] = len(vshas) <= 1
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(table(f"answer: {args.questions} questions x n={args.n}, {args.latency} s/request", answer, "calls"))
     if throttled:
-        print(table(f"answer against a quota of {args.quota_rps:g} requests/s (HTTP 429 beyond it; ideal = "
-                    f"max(N·latency/c, N/quota))", throttled, "calls"))
+        print(table(f"answer with 429s: {scenario}", throttled, "calls"))
         for r in throttled:
             print(f"  c={r['concurrency']}: {r['rate_limited']} requests rate-limited")
-    print(table(f"embeddings: {args.texts} texts, {args.batch} per request, {args.latency} s/request", embed,
-                "requests"))
+    if embed:
+        print(table(f"embeddings: {args.texts} texts, {args.batch} per request, {args.latency} s/request", embed,
+                    "requests"))
     print(f"submission sha256 identical at every level: {result['identical_submissions']} ({sorted(shas)[0][:16]}...)")
     print(f"vectors identical at every level: {result['identical_vectors']}")
-    print(f"written {OUT.relative_to(ROOT)}")
+    print(f"written {args.out}")
     return 0 if result["identical_submissions"] and result["identical_vectors"] else 1
 
 

