@@ -50,6 +50,8 @@ def answer_run(base_url: str, c: int, args: argparse.Namespace) -> dict[str, obj
     params = load_params(ROOT / "params.yaml")
     params["llm"].update(base_url=base_url, model="fake", max_concurrency=c)
     params["ensemble"]["n"] = args.n
+    # the fake endpoint writes the free reader's replies; one task per (question, member) as measured
+    params["answer"].update(reader="free", temperature=0.7, max_tokens=384, max_retries=2)
     contexts = pl.read_parquet(CONTEXTS[-1])
     with tempfile.TemporaryDirectory() as cache:
         os.environ["TREERAG_CACHE_DIR"] = cache
