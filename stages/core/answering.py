@@ -22,6 +22,7 @@ from tqdm import tqdm
 from stages.core.concurrency import ordered_map
 from stages.core.llm import LLM
 from stages.core.normalize import normalize_value
+from stages.core.reader import TRUE_FALSE
 from stages.core.types import BLANK, Answer
 
 log = logging.getLogger("treerag.answer")
@@ -230,7 +231,6 @@ def _is_number_or_range(value: str) -> bool:
     return _NUMBER_OR_RANGE.fullmatch(value) is not None
 
 
-_TRUE_FALSE = re.compile(r"\s*true\s+or\s+false\b", re.IGNORECASE)
 
 
 def true_false_value(value: str, answer: str) -> str:
@@ -307,7 +307,7 @@ def answer_question(
             log.warning("%s: unusable reply on attempt %d (finish=%s): %r", question_id, attempt + 1,
                         reply.finish_reason, reply.text[:120])
         ans = to_answer(question_id, unit, data, set(doc_ids) | corpus_ids, blocks)
-        if _TRUE_FALSE.match(question) and not ans.is_blank:
+        if TRUE_FALSE.match(question) and not ans.is_blank:
             ans.answer_value = true_false_value(ans.answer_value, ans.answer)
         elif (not unit or unit == BLANK) and not ans.is_blank:
             ans.answer_value = text_value(ans.answer_value, ans.answer)

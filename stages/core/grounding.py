@@ -39,7 +39,7 @@ CONVERSION_CONSTANTS = frozenset({
 })
 MAX_EXPRESSION_CHARS = 200
 
-_MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _NUM = re.compile(
     r"(?<![\w.])[-−]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*[x×]\s*10\^?\s*([-−]?\d+)|[eE]([+-−]?\d+))?"
     r"(?:\s*(thousand|million|billion|trillion))?",
@@ -65,7 +65,7 @@ def numbers_in(text: str) -> list[float]:
             v *= 10 ** int(exp.replace("−", "-"))
         out.append(v)
         if word:
-            out.append(v * _MAGNITUDE_WORDS[word.lower()])
+            out.append(v * MAGNITUDE_WORDS[word.lower()])
     return out
 
 

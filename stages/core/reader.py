@@ -22,13 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from stages.core.grounding import eval_arithmetic, grounded_number, numbers_in
+from stages.core.grounding import (CONVERSION_CONSTANTS, MAGNITUDE_WORDS, eval_arithmetic, grounded_number,
+                                   numbers_in)
 from stages.core.normalize import normalize_value
 from stages.core.types import BLANK
 
 Kind = Literal["true_false", "numeric", "range", "text"]
 
-_TRUE_FALSE = re.compile(r"\s*true\s+or\s+false\b", re.IGNORECASE)
+TRUE_FALSE = re.compile(r"\s*true\s+or\s+false\b", re.IGNORECASE)
 # "between 2019 and 2023" is a period, not a range answer: only "range" or "between (roughly) what"
 _RANGE = re.compile(r"\brange\b|\bbetween\s+(?:roughly\s+|about\s+)?what\b", re.IGNORECASE)
 # an answer expression: starts with a digit, then digits, operators, brackets, spaces
@@ -51,7 +52,7 @@ SYSTEM = (
 
 def question_kind(question: str, unit: str) -> Kind:
     """The answer's type, from the question and its answer unit (never from the model)."""
-    if _TRUE_FALSE.match(question):
+    if TRUE_FALSE.match(question):
         return "true_false"
     if not unit or unit == BLANK:
         return "text"
@@ -181,8 +182,6 @@ def evidence_text(units: Sequence[Unit], pointers: Sequence[int]) -> str:
 
 def _grounded_value(v: float, evidence: str, unit: str, operands: Sequence[float] = ()) -> bool:
     """Stated in the evidence (up to the unit's conversions), or computed from stated numbers."""
-    from stages.core.grounding import CONVERSION_CONSTANTS
-
     numbers = numbers_in(evidence)
     if grounded_number(v, numbers, unit, strict=True):
         return True
@@ -250,20 +249,17 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                       lambda text: _grounded_value(v, text, unit, operands), evidence)
 
 
-_MAGNITUDES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
-
-
 def magnitude_scaled(v: float, evidence: str, unit: str) -> float:
     """A JSON number copied from "32 billion" as 32: the value the context states, when the
     evidence writes exactly this number followed by a magnitude word and the answer unit
     does not carry one itself ("million USD")."""
-    if any(w in (unit or "").lower() for w in _MAGNITUDES) or v == 0:
+    if any(w in (unit or "").lower() for w in MAGNITUDE_WORDS) or v == 0:
         return v
     text = evidence.replace(",", "")
     for form in {f"{v:g}", f"{v:.1f}", f"{v:.2f}"}:
         m = re.search(rf"(?<![\d.]){re.escape(form)}\s*(thousand|million|billion|trillion)\b", text, re.IGNORECASE)
         if m:
-            return v * _MAGNITUDES[m.group(1).lower()]
+            return v * MAGNITUDE_WORDS[m.group(1).lower()]
     return v
 
 
