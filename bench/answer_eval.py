@@ -56,8 +56,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     with llm_session(section(LLMParams, "llm", params)) as llm:
         for set_name in args.sets:
             path = SETS.get(set_name, Path(set_name))
-            ctx = _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params,
-                            args.rebuild_contexts)
+            given = dict(c.split("=", 1) for c in args.contexts)
+            ctx = pl.read_parquet(given[set_name]) if set_name in given else \
+                _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params,
+                          args.rebuild_contexts)
+            args.contexts_used = given.get(set_name, "retrieved with these params")
             limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
                 [args.limit]
             for limit in limits:  # each step rescored and written: a killed run leaves its last step
@@ -71,7 +74,7 @@ def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, re
     out = OUT / args.name / set_name
     out.mkdir(parents=True, exist_ok=True)
     res.summary["config"] = {"overrides": args.set, "n": params["ensemble"]["n"], "questions": str(path),
-                             "limit": limit, "sample": "first `limit` ids in sha256 order" if limit else "all"}
+                             "contexts": args.contexts_used, "limit": limit, "sample": "first `limit` ids in sha256 order" if limit else "all"}
     (out / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True) + "\n")
     by_type = type_table(res.verdicts)
     by_type.write_csv(out / "by_type.csv")
@@ -114,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
     run.add_argument("--rebuild-contexts", action="store_true",
                      help="retrieve the contexts again (after a change to the retrieval code or the index)")
+    run.add_argument("--contexts", nargs="+", default=[], metavar="SET=PARQUET",
+                     help="answer a set from these saved contexts (e.g. an earlier run's) instead of its params' key")
     run.add_argument("--limit", type=int, default=None,
                      help="only a fixed random sample of this many questions per set (grows by prefix)")
     run.add_argument("--step", type=int, default=None,

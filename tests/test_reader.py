@@ -223,7 +223,8 @@ def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
     params = AnswerParams(max_retries=1, retry_ungrounded=True, abstain="model")
     outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
     assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1)]  # every level 0 before any retry
-    assert [o.answer.answer_value for o in outs] == ["24", "1507", "77"]
+    # 1,507 kWh copied as 1507 for an answer in MWh is restated as 1.507 (restate.py)
+    assert [o.answer.answer_value for o in outs] == ["24", "1.507", "77"]
     assert [o.grounded for o in outs] == [True, True, False]
     assert outs[1].answer.ref_id == ["strubell2019"] and outs[1].attempts == 2
     abst = answer_question_typed(llm, "q1", "Energy?", "MWh", members[2:],

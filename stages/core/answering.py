@@ -47,6 +47,8 @@ class AnswerParams:
     # ungrounded: also blank when the answer is not found in the context
     abstain: str = "never"
     tf_logprobs: bool = True  # True/False from calibrated token probabilities
+    restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
+    narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
     demo_file: str = "data/wattbot/dev_QA.csv"
 
@@ -414,7 +416,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             if tf and params.tf_logprobs:
                 probs = reader.answer_token_probs(reply.token_logprobs)
                 true_prob = reader.calibrated_true_prob(probs, setup.tf_prior) if probs else None
-            reading = reader.read_reply(kind, unit, data, units, true_prob)
+            reading = reader.read_reply(kind, unit, data, units, true_prob, restate_numbers=params.restate_numbers,
+                                        narrow_pointers=params.narrow_pointers)
             if not reading.is_blank:
                 readings[m].append((reading, units))
                 done[m] = reading.grounded or not params.retry_ungrounded

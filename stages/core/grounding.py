@@ -40,22 +40,23 @@ CONVERSION_CONSTANTS = frozenset({
 MAX_EXPRESSION_CHARS = 200
 
 MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+# a magnitude letter glued to the digits: "$100k", "8B parameters", "$40M", "1.25T tokens"
+MAGNITUDE_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 _NUM = re.compile(
-    r"(?<![\w.])[-−]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*[x×]\s*10\^?\s*([-−]?\d+)|[eE]([+-−]?\d+))?"
-    r"(?:\s*(thousand|million|billion|trillion))?",
-    re.IGNORECASE,
+    r"(?<![\w.])[-−]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*[xX×]\s*10\^?\s*([-−]?\d+)|[eE]([+-−]?\d+))?"
+    r"(?:\s*((?i:thousand|million|billion|trillion))|([kKMBT])(?![A-Za-z]))?",
 )
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.Div: operator.truediv, ast.Pow: operator.pow}
 
 
 def numbers_in(text: str) -> list[float]:
-    """Every number a text states, with thousands separators, exponents and magnitude words
-    ("5.6 billion" gives both 5.6 and 5.6e9)."""
+    """Every number a text states, with thousands separators, exponents and magnitude words or
+    suffixes ("5.6 billion" gives both 5.6 and 5.6e9, "$40M" both 40 and 4e7)."""
     out: list[float] = []
     t = unicodedata.normalize("NFKC", text).replace("−", "-")
     for m in _NUM.finditer(t):
-        whole, frac, pow10, exp, word = m.groups()
+        whole, frac, pow10, exp, word, suffix = m.groups()
         v = float(whole.replace(",", "") + (frac or ""))
         if m.group(0).lstrip().startswith("-"):
             v = -v
@@ -66,6 +67,8 @@ def numbers_in(text: str) -> list[float]:
         out.append(v)
         if word:
             out.append(v * MAGNITUDE_WORDS[word.lower()])
+        elif suffix:
+            out.append(v * MAGNITUDE_SUFFIXES[suffix])
     return out
 
 

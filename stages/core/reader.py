@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from stages.core.grounding import (CONVERSION_CONSTANTS, MAGNITUDE_WORDS, eval_arithmetic, grounded_number,
+from stages.core.grounding import (CONVERSION_CONSTANTS, eval_arithmetic, grounded_number,
                                    numbers_in)
 from stages.core.normalize import normalize_value
+from stages.core.restate import restate
 from stages.core.types import BLANK
 
 Kind = Literal["true_false", "numeric", "range", "text"]
@@ -192,11 +193,14 @@ def _grounded_value(v: float, evidence: str, unit: str, operands: Sequence[float
 
 
 def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequence[Unit],
-               true_prob: float | None = None) -> Reading:
+               true_prob: float | None = None, *, restate_numbers: bool = True,
+               narrow_pointers: bool = True) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
-    the answer instead of the sampled token.
+    the answer instead of the sampled token. ``restate_numbers``: a JSON number copied without
+    the magnitude or unit the context writes next to it gets them back (`restate.py`).
+    ``narrow_pointers``: a grounded answer points only at the pointed units that state it.
     """
     if not data:
         return Reading()
@@ -214,7 +218,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         if not isinstance(ans, str) or not ans.strip() or ans.strip().lower() in ("null", BLANK):
             return Reading(pointers=pointers)
         phrase = ans.strip().rstrip(".")
-        return _repointed(Reading(phrase, pointers), units, lambda text: phrase.lower() in text.lower(), evidence)
+        return _repointed(Reading(phrase, pointers), units, lambda text: phrase.lower() in text.lower(), evidence,
+                          narrow_pointers)
     if kind == "range":
         lo, hi = _number(data.get("low")), _number(data.get("high"))
         if lo is None or hi is None:
@@ -222,7 +227,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         lo, hi = min(lo, hi), max(lo, hi)
         value = normalize_value(f"[{lo!r},{hi!r}]", unit)
         return _repointed(Reading(value, pointers), units,
-                          lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence)
+                          lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence,
+                          narrow_pointers)
     raw = data.get("value")
     expression, operands = "", ()
     stated = _number(raw) if not isinstance(raw, str) else None
@@ -241,33 +247,27 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     else:
         if stated is None:
             return Reading(pointers=pointers)
-        v = magnitude_scaled(stated, evidence, unit) if not isinstance(raw, str) else stated
+        v = stated
+        if restate_numbers and not isinstance(raw, str):
+            v = restate(stated, [units[k - 1].text for k in pointers],
+                        [u.text for k, u in enumerate(units, start=1) if k not in pointers], unit)
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
         return Reading(pointers=pointers, expression=expression)
     return _repointed(Reading(value, pointers, expression=expression), units,
-                      lambda text: _grounded_value(v, text, unit, operands), evidence)
+                      lambda text: _grounded_value(v, text, unit, operands), evidence, narrow_pointers)
 
 
-def magnitude_scaled(v: float, evidence: str, unit: str) -> float:
-    """A JSON number copied from "32 billion" as 32: the value the context states, when the
-    evidence writes exactly this number followed by a magnitude word and the answer unit
-    does not carry one itself ("million USD")."""
-    if any(w in (unit or "").lower() for w in MAGNITUDE_WORDS) or v == 0:
-        return v
-    text = evidence.replace(",", "")
-    for form in {f"{v:g}", f"{v:.1f}", f"{v:.2f}"}:
-        m = re.search(rf"(?<![\d.]){re.escape(form)}\s*(thousand|million|billion|trillion)\b", text, re.IGNORECASE)
-        if m:
-            return v * MAGNITUDE_WORDS[m.group(1).lower()]
-    return v
-
-
-def _repointed(reading: Reading, units: Sequence[Unit], holds: Any, evidence: str) -> Reading:
+def _repointed(reading: Reading, units: Sequence[Unit], holds: Any, evidence: str, narrow: bool = True) -> Reading:
     """Grounded when the pointed units hold the answer; the model often points at the wrong
-    unit, so an answer that other units hold is grounded there and points at them instead."""
+    unit, so an answer that other units hold is grounded there and points at them instead.
+    ``narrow``: of several pointed units, keep those that state the answer themselves (an
+    extra document in ref_id costs Jaccard)."""
     if holds(evidence):
         reading.grounded = True
+        stating = tuple(k for k in reading.pointers if holds(units[k - 1].text))
+        if narrow and stating:
+            reading.pointers = stating
         return reading
     stating = tuple(k for k, u in enumerate(units, start=1) if holds(u.text))
     if stating:

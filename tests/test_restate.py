@@ -1,0 +1,80 @@
+"""A copied number read back with the magnitude or unit the context writes next to it (restate.py)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from stages.core import reader
+from stages.core.grounding import numbers_in
+from stages.core.reader import Unit
+from stages.core.restate import Mention, mentions, restate, unit_scale
+
+
+def test_mentions_read_magnitude_words_suffixes_and_units() -> None:
+    got = mentions("trained on 32 billion word-pieces at 100ms intervals; 1.3 GW, up from 445 MW; "
+                   "$40M and 8B params; 552 tCO2e, 284,019 kg (626,155 lbs); Llama2-13B; 100 Gb/s")
+    assert Mention(32, 32e9, "") in got
+    assert Mention(100, 100, "ms") in got
+    assert Mention(1.3, 1.3, "GW") in got and Mention(445, 445, "MW") in got
+    assert Mention(40, 40e6, "") in got and Mention(8, 8e9, "") in got
+    assert Mention(552, 552, "t") in got and Mention(284019, 284019, "kg") in got
+    assert Mention(626155, 626155, "lbs") in got
+    assert Mention(13, 13, "") in got  # a model's name, not 13 billion
+    assert Mention(100, 100, "Gb") in got
+
+
+@pytest.mark.parametrize(("unit", "expected"), [
+    ("seconds", ("time", 1.0)), ("tCO2e", ("mass", 1e6)), ("kg CO2eq", ("mass", 1e3)), ("MWh", ("energy", 1e6)),
+    ("lbs CO2e", ("mass", 453.592)), ("USD per hour", None), ("L/kWh", None), ("word-pieces", None), ("", None)])
+def test_answer_unit_scale(unit, expected) -> None:
+    assert unit_scale(unit) == expected
+
+
+@pytest.mark.parametrize(("v", "pointed", "others", "unit", "expected"), [
+    # the magnitude word dropped: "772 billion" copied as 772, from a unit the model did not point at
+    (772, ["1 billion queries per day"], ["a total of approximately 772 billion GPT-4o queries"], "queries", 772e9),
+    (10, ["no such number in 2030"], ["“10 million self-driving cars will be on the road"], "cars", 1e7),
+    # zeros slipped: "32 billion" written as 32000000
+    (32e6, ["XLNet outperformed BERT after training on 32 billion word-pieces"], [], "word-pieces", 32e9),
+    # the unit conversion skipped: 100 ms asked in seconds, 1.3 GW asked in MW, 192 lbs asked in kg
+    (100, ["a 100 Gb/s Omnipath fabric"], ["GPU usage at 100ms intervals"], "seconds", 0.1),
+    (1.3, ["1.3 GW of storage capacity, up from 445 MW"], [], "MW", 1300),
+    (192, ["emitted 192 lbs of CO2e"], [], "kg", 192 * 453.592 / 1000),
+    # stated as asked: unchanged
+    (32, ["the cluster held 32 billion parameters"], [], "billion parameters", 32),
+    (0.1, ["sampled every 100 ms"], [], "seconds", 0.1),
+    (13, ["Llama2-13B-Chat was trained for 13 days"], [], "days", 13),
+    (445, ["1.3 GW of storage capacity, up from 445 MW"], [], "MW", 445),
+    (5, ["nothing relevant"], ["also nothing"], "tokens", 5),
+    # the pointed units decide first: a bare 10 there wins over "10 million" elsewhere
+    (10, ["we ran 10 experiments"], ["10 million cars"], "experiments", 10),
+])
+def test_restate(v, pointed, others, unit, expected) -> None:
+    assert math.isclose(restate(v, pointed, others, unit), expected, rel_tol=1e-9)
+
+
+def test_numbers_in_reads_magnitude_suffixes() -> None:
+    nums = numbers_in("a $40M run of 8B parameters on 1.25T tokens, 4MB of RAM")
+    for expected in (40, 40e6, 8, 8e9, 1.25, 1.25e12, 4):
+        assert any(math.isclose(n, expected) for n in nums), expected
+    assert 4e6 not in nums  # "4MB" is megabytes, not 4 million
+
+
+def test_read_reply_restates_and_repoints() -> None:
+    units = [Unit("jegham2025", "we consider a baseline of 1 billion queries per day"),
+             Unit("jegham2025b", "yielding a total of approximately 772 billion GPT-4o queries in 2025")]
+    r = reader.read_reply("numeric", "queries", {"units": [1], "value": 772}, units)
+    assert (r.value, r.pointers, r.grounded) == ("772000000000", (2,), True)
+    assert reader.refs_for(r, units) == ["jegham2025b"]
+    off = reader.read_reply("numeric", "queries", {"units": [1], "value": 772}, units, restate_numbers=False)
+    assert off.value == "772"
+
+
+def test_grounded_answer_cites_only_the_pointed_units_that_state_it() -> None:
+    units = [Unit("amazon2023", "AWS reached a WUE of 0.18 L/kWh in 2023."),
+             Unit("li2025b", "Water use effectiveness varies across data centers.")]
+    r = reader.read_reply("numeric", "L/kWh", {"units": [1, 2], "value": 0.18}, units)
+    assert r.pointers == (1,) and reader.refs_for(r, units) == ["amazon2023"]
+    wide = reader.read_reply("numeric", "L/kWh", {"units": [1, 2], "value": 0.18}, units, narrow_pointers=False)
+    assert wide.pointers == (1, 2)
