@@ -3,6 +3,7 @@
     python bench/answer_eval.py run --name baseline                      # params.yaml as is
     python bench/answer_eval.py run --name t0 -S answer.temperature=0 --sets dev
     python bench/answer_eval.py compare baseline t0                      # paired bootstrap per set
+    python bench/answer_eval.py curve t0                                 # score vs ensemble size (no LLM)
 
 Needs the built index (`dvc repro index`). Contexts are retrieved once per (questions
 file, retrieval params) into bench/results/answer_eval/contexts/ (committed) and
@@ -25,8 +26,10 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, retrieve_contexts,  # noqa: E402
-                                     plot_by_type, run_config, type_table)
+from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, ensemble_curve,  # noqa: E402
+                                     plot_by_type, plot_curve, retrieve_contexts, run_config, type_table)
+from stages.core.dataio import read_metadata, read_questions  # noqa: E402
+from stages.core.voting import VoteParams  # noqa: E402
 from stages.core.llm import LLMParams, llm_session  # noqa: E402
 from stages.core.logs import setup_logging  # noqa: E402
 from stages.core.params import load_params, section  # noqa: E402
@@ -105,6 +108,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_curve(args: argparse.Namespace) -> int:
+    """Score vs ensemble size from a run's saved members (no LLM call): curve.json and curve.png."""
+    params = load_params(ROOT / "params.yaml")
+    meta = read_metadata(ROOT / params["data"]["metadata"])
+    urls = dict(zip(meta["id"].to_list(), meta["url"].to_list(), strict=True)) if "url" in meta.columns else {}
+    points = {}
+    for set_name in args.sets:
+        folder = OUT / args.name / set_name
+        runs = sorted(folder.glob("run_*.parquet"), key=lambda p: int(p.stem.split("_")[1]))
+        if not runs:
+            print(f"curve: {folder}: no run_*.parquet (run it first)", file=sys.stderr)
+            continue
+        members = [pl.read_parquet(p) for p in runs]
+        ids = members[0]["question_id"].to_list()
+        labels = read_questions(SETS.get(set_name, Path(set_name)))
+        labels = labels.filter(pl.col("id").is_in(ids))
+        points[set_name] = ensemble_curve(labels, members, section(VoteParams, "vote", params), urls)
+        for p in points[set_name]:
+            print(f"{args.name}/{set_name}: n={p['n']} official {p['score']:.4f} [{p['low']:.4f}, {p['high']:.4f}] "
+                  f"({p['questions']} questions)")
+    if points:
+        (OUT / args.name / "curve.json").write_text(json.dumps(points, indent=2) + "\n")
+        plot_curve(points, f"{args.name}: score vs ensemble size", OUT / args.name / "curve.png")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     setup_logging()  # INFO, without one "HTTP Request" line per call
     parser = argparse.ArgumentParser(prog="bench/answer_eval.py", description=__doc__,
@@ -128,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("b")
     cmp.add_argument("--sets", nargs="+", default=["dev", "train"])
     cmp.add_argument("--column", default="score", choices=["score", "strict_score", "symmetric_score"])
+    crv = sub.add_parser("curve", help="score vs ensemble size from a run's saved members (no LLM call)")
+    crv.add_argument("name")
+    crv.add_argument("--sets", nargs="+", default=["dev", "train"])
     args = parser.parse_args(argv)
-    return cmd_run(args) if args.cmd == "run" else cmd_compare(args)
+    return {"run": cmd_run, "compare": cmd_compare, "curve": cmd_curve}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -229,3 +229,44 @@ def compare_verdicts(a: pl.DataFrame, b: pl.DataFrame, column: str = "score", n_
     per_type = {str(t): (g.height, float(np.mean(g["b"].to_numpy() - g["a"].to_numpy())))
                 for (t,), g in j.group_by("question_type", maintain_order=True)}
     return ConfigDelta(j.height, bt.delta, bt.low, bt.high, bt.p_not_better, dict(sorted(per_type.items())))
+
+
+def ensemble_curve(labels: pl.DataFrame, members: list[pl.DataFrame], vote: VoteParams, urls: dict[str, str],
+                   n_boot: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
+    """Official score of the vote over the first k members, k = 1..len(members), with a 95%
+    bootstrap interval over questions; members are answered in index order, so the first k of
+    an n-member run are exactly a k-member run (same seeds, same calls)."""
+    out = []
+    rng = np.random.default_rng(seed)
+    for k in range(1, len(members) + 1):
+        _, verdicts, summary = score_members(labels, members[:k], vote, urls)
+        s = verdicts["score"].to_numpy()
+        boots = s[rng.integers(0, s.size, size=(n_boot, s.size))].mean(axis=1)
+        out.append({"n": k, "score": round(float(summary["score"]), 4),
+                    "low": round(float(np.percentile(boots, 2.5)), 4),
+                    "high": round(float(np.percentile(boots, 97.5)), 4), "questions": int(s.size)})
+    return out
+
+
+def plot_curve(points: dict[str, list[dict[str, Any]]], title: str, path: Path) -> Path:
+    """Score vs ensemble size, one line (with its 95% band) per question set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5), dpi=100)
+    for name, pts in points.items():
+        x = [p["n"] for p in pts]
+        ax.plot(x, [p["score"] for p in pts], marker="o", label=f"{name} (n={pts[0]['questions']})")
+        ax.fill_between(x, [p["low"] for p in pts], [p["high"] for p in pts], alpha=0.15)
+    ax.set_xlabel("ensemble members voted")
+    ax.set_ylabel("official score")
+    ax.set_xticks(sorted({p["n"] for pts in points.values() for p in pts}))
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return path
