@@ -296,3 +296,26 @@ def test_typed_kinds_send_the_other_questions_to_the_free_reader():
     assert llm.calls == ["answer_true_false", "answer_true_false", "answer", "answer"]
     assert [r["answer_value"] for r in rows[0]] == ["0", "24"]
     assert [r["question_id"] for r in rows[1]] == ["t1", "n1"]
+
+
+def test_quote_first_asks_for_the_stating_words_before_the_answer():
+    schema = reader.reply_schema("numeric", 3, quote=True)
+    assert list(schema["properties"]) == ["units", "quote", "value"] and schema["required"] == ["units", "quote",
+                                                                                               "value"]
+    assert schema["properties"]["quote"]["maxLength"] == reader.QUOTE_CHARS
+    assert "quote" not in reader.reply_schema("numeric", 3)["properties"]
+    line = reader.answer_instruction("true_false", "", "json", quote=True)
+    assert line.index('"quote"') < line.index('"answer"')
+    # the reply's quote is read like any other field: the value still comes from "value"
+    r = reader.read_reply("numeric", "lbs", {"units": [1], "quote": "11,023 lbs", "value": 11023}, UNITS)
+    assert r.value == "11023" and r.grounded
+
+
+def test_quote_first_demos_show_a_quote_from_the_gold_unit():
+    from stages.core.demos import demo_messages
+
+    turns = demo_messages(Path(__file__).resolve().parents[1] / "data" / "wattbot" / "dev_QA.csv", ["d603"], "json",
+                          quote=True)
+    reply = json.loads(turns[1]["content"])
+    assert list(reply) == ["units", "quote", "value"] and "13,000" in reply["quote"]
+    assert len(reply["quote"]) <= reader.QUOTE_CHARS

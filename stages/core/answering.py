@@ -47,6 +47,7 @@ class AnswerParams:
     # ungrounded: also blank when the answer is not found in the context
     abstain: str = "never"
     tf_logprobs: bool = True  # True/False from calibrated token probabilities
+    quote_first: bool = False  # the reply copies the words that state the answer before giving it
     restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
     narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
@@ -346,7 +347,7 @@ def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
     from stages.core.demos import demo_messages
 
     prefix = [{"role": "system", "content": reader.SYSTEM},
-              *demo_messages(params.demo_file, params.demos, params.number_format)]
+              *demo_messages(params.demo_file, params.demos, params.number_format, params.quote_first)]
     setup = TypedSetup(prefix)
     if params.tf_logprobs:  # one content-free call per run (then cached)
         msg = reader.user_message(reader.CONTENT_FREE_QUESTION, BLANK, "true_false", reader.CONTENT_FREE_UNITS,
@@ -402,10 +403,12 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             units = [reader.Unit(b.doc_id, b.text, b.media) for b in member.levels[level]]
             reply = llm.complete(
                 [*setup.prefix, {"role": "user", "content": reader.user_message(question, unit, kind, units,
-                                                                                params.number_format)}],
+                                                                                params.number_format,
+                                                                                params.quote_first)}],
                 temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
                 response_format=reader.response_format(kind, len(units), number_format=params.number_format,
-                                                       allow_null=params.abstain != "never"),
+                                                       allow_null=params.abstain != "never",
+                                                       quote=params.quote_first),
                 **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}),
             )
             _add_cost(outs[m], reply)

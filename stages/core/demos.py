@@ -15,15 +15,18 @@ from pathlib import Path
 
 from stages.core.dataio import InputError, read_csv_tolerant
 from stages.core.normalize import parse_ref_ids
-from stages.core.reader import Kind, NumberFormat, Unit, question_kind, user_message
+from stages.core.reader import QUOTE_CHARS, Kind, NumberFormat, Reading, Unit, question_kind, quote_for, user_message
 from stages.core.types import BLANK
 
 _MATH = re.compile(r"Math:\s*([0-9.+\-*/() ]+?)\s*=")
 
 
-def _reply(kind: Kind, value: str, pointer: int, explanation: str, number_format: NumberFormat) -> str:
+def _reply(kind: Kind, value: str, pointer: int, explanation: str, number_format: NumberFormat,
+           quote: str | None = None) -> str:
     """The reply we want for a demo, in the reader's schema."""
     out: dict[str, object] = {"units": [pointer]}
+    if quote is not None:
+        out["quote"] = quote
     if kind == "true_false":
         out["answer"] = value.strip() == "1"
     elif kind == "text":
@@ -43,7 +46,15 @@ def _reply(kind: Kind, value: str, pointer: int, explanation: str, number_format
     return json.dumps(out)
 
 
-def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFormat) -> list[dict[str, str]]:
+def _quote(kind: Kind, value: str, gold: Unit) -> str:
+    """The words of the demo's gold unit that state its answer (answer.quote_first)."""
+    if kind in ("true_false", "text"):
+        return gold.text[:QUOTE_CHARS]
+    return quote_for(Reading(value.strip("[]").split(",")[0].strip(), (1,)), [gold], QUOTE_CHARS)
+
+
+def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFormat,
+                  quote: bool = False) -> list[dict[str, str]]:
     """user/assistant turns for the demo questions `ids` of a labelled questions CSV."""
     if not ids:
         return []
@@ -64,7 +75,9 @@ def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFor
         units = [gold, distractor] if k % 2 == 0 else [distractor, gold]
         unit = r["answer_unit"] or BLANK
         kind = question_kind(r["question"], unit)
-        turns.append({"role": "user", "content": user_message(r["question"], unit, kind, units, number_format)})
+        turns.append({"role": "user", "content": user_message(r["question"], unit, kind, units, number_format,
+                                                              quote)})
         turns.append({"role": "assistant", "content": _reply(kind, r["answer_value"], units.index(gold) + 1,
-                                                            r.get("explanation") or "", number_format)})
+                                                            r.get("explanation") or "", number_format,
+                                                            _quote(kind, r["answer_value"], gold) if quote else None)})
     return turns

@@ -40,6 +40,7 @@ EXPRESSION_PATTERN = r"^[0-9][0-9.eE+*/() -]{0,59}$"
 NUMBER_PATTERN = r"^-?[0-9][0-9,]{0,15}(\.[0-9]{1,8})?( (thousand|million|billion|trillion))?$"
 NUMBER_RE = re.compile(NUMBER_PATTERN[1:-1])
 MAX_TEXT_CHARS = 100
+QUOTE_CHARS = 120  # answer.quote_first: the words of the pointed unit that state the answer
 MAX_POINTERS = 3
 
 SYSTEM = (
@@ -71,8 +72,9 @@ NUMBER_FORMATS = ("json", "text", "expression")
 
 
 def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
-                 allow_null: bool = True) -> dict[str, Any]:
-    """The JSON schema for a reply of this kind: unit pointers first, then the typed answer."""
+                 allow_null: bool = True, quote: bool = False) -> dict[str, Any]:
+    """The JSON schema for a reply of this kind: unit pointers first, then (``quote``) the words
+    that state the answer, then the typed answer."""
     units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
                              "maxItems": MAX_POINTERS}
     answer: dict[str, dict[str, Any]]
@@ -87,20 +89,26 @@ def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "jso
         answer = {"answer": {"type": "boolean"}}
     else:
         answer = {"answer": _nullable({"type": "string", "maxLength": MAX_TEXT_CHARS}, allow_null)}
-    props = {"units": units, **answer}
+    said = {"quote": {"type": "string", "maxLength": QUOTE_CHARS}} if quote else {}
+    props = {"units": units, **said, **answer}
     return {"type": "object", "properties": props, "required": list(props)}
 
 
 def response_format(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
-                    allow_null: bool = True) -> dict[str, Any]:
+                    allow_null: bool = True, quote: bool = False) -> dict[str, Any]:
     """The OpenAI-style response_format carrying `reply_schema`."""
     return {"type": "json_schema", "json_schema": {
         "name": f"answer_{kind}", "strict": True,
-        "schema": reply_schema(kind, n_units, number_format=number_format, allow_null=allow_null)}}
+        "schema": reply_schema(kind, n_units, number_format=number_format, allow_null=allow_null, quote=quote)}}
 
 
-def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
+def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat, quote: bool = False) -> str:
     """The last line of the prompt: which field to fill and how."""
+    line = _instruction(kind, unit, number_format)
+    return line.replace('"units": [...], ', '"units": [...], "quote": "the words that state it", ', 1) if quote else line
+
+
+def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
     if kind == "true_false":
         return 'Reply {"units": [...], "answer": true or false}.'
     if kind == "text":
@@ -133,10 +141,12 @@ def format_units(units: Sequence[Unit]) -> str:
     return "Context:\n" + "\n\n".join(lines)
 
 
-def user_message(question: str, unit: str, kind: Kind, units: Sequence[Unit], number_format: NumberFormat) -> str:
+def user_message(question: str, unit: str, kind: Kind, units: Sequence[Unit], number_format: NumberFormat,
+                 quote: bool = False) -> str:
     """Context first (shared prefix across members), then the question and the reply format."""
     unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") else ""
-    parts = [format_units(units), f"Question: {question}", unit_line, answer_instruction(kind, unit, number_format)]
+    parts = [format_units(units), f"Question: {question}", unit_line,
+             answer_instruction(kind, unit, number_format, quote)]
     return "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
 
 
@@ -248,7 +258,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         if stated is None:
             return Reading(pointers=pointers)
         v = stated
-        if restate_numbers and not isinstance(raw, str):
+        if restate_numbers:  # a JSON number or a plain number string (an expression is computed as written)
             v = restate(stated, [units[k - 1].text for k in pointers],
                         [u.text for k, u in enumerate(units, start=1) if k not in pointers], unit)
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
