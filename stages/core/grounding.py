@@ -44,7 +44,7 @@ MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 
 MAGNITUDE_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
 _NUM = re.compile(
     r"(?<![\w.])[-−]?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:\s*[xX×]\s*10\^?\s*([-−]?\d+)|[eE]([+-−]?\d+))?"
-    r"(?:\s*((?i:thousand|million|billion|trillion))|([kKMBT])(?![A-Za-z]))?",
+    rf"(?:\s*((?i:{'|'.join(MAGNITUDE_WORDS)}))|([{''.join(MAGNITUDE_SUFFIXES)}])(?![A-Za-z]))?",
 )
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.Div: operator.truediv, ast.Pow: operator.pow}

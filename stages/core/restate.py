@@ -46,7 +46,7 @@ for _family, _table in {
 # digits, then a magnitude word or a suffix letter glued to the digits, then the unit word right after
 _MENTION = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
-    r"(?:\s*((?i:thousand|million|billion|trillion))\b|([kKMBT])(?![A-Za-z]))?"
+    rf"(?:\s*((?i:{'|'.join(MAGNITUDE_WORDS)}))\b|([{''.join(MAGNITUDE_SUFFIXES)}])(?![A-Za-z]))?"
     r"(?:\s?([A-Za-zµμ]+?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
 )
 # "tCO2e", "kg CO2eq", "lbs CO2e", "seconds": the answer unit's leading word
@@ -114,7 +114,7 @@ def restate(v: float, pointed: Sequence[str], others: Sequence[str], unit: str) 
         return v
     target = unit_scale(unit)
     unit_magnitude = any(w in (unit or "").lower() for w in MAGNITUDE_WORDS)
-    for texts in (pointed, [*pointed, *others]):
+    for texts in (pointed, others):  # the others only when no pointed unit mentions v
         found = [c for t in texts for mn in mentions(t)
                  if (c := _candidate(abs(v), mn, target, unit_magnitude)) is not None]
         if not found:
