@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, ensemble_curve,  # noqa: E402
                                      plot_by_type, plot_curve, retrieve_contexts, run_config, type_table)
-from stages.core.dataio import read_metadata, read_questions  # noqa: E402
+from stages.core.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
 from stages.core.voting import VoteParams  # noqa: E402
 from stages.core.llm import LLMParams, llm_session  # noqa: E402
 from stages.core.logs import setup_logging  # noqa: E402
@@ -56,28 +56,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
     if args.n is not None:
         params["ensemble"]["n"] = args.n
+    given = dict(c.split("=", 1) for c in args.contexts)
     with llm_session(section(LLMParams, "llm", params)) as llm:
         for set_name in args.sets:
             path = SETS.get(set_name, Path(set_name))
-            given = dict(c.split("=", 1) for c in args.contexts)
             ctx = pl.read_parquet(given[set_name]) if set_name in given else \
                 _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params,
                           args.rebuild_contexts)
-            args.contexts_used = given.get(set_name, "retrieved with these params")
             limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
                 [args.limit]
             for limit in limits:  # each step rescored and written: a killed run leaves its last step
                 res = run_config(llm, params, Path(path), ctx, ROOT / params["data"]["metadata"],
                                  desc=f"{args.name}/{set_name}", limit=limit)
-                _write(args, set_name, path, params, res, limit)
+                _write(args, set_name, path, params, res, limit, given.get(set_name, "retrieved with these params"))
     return 0
 
 
-def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, res, limit: int | None) -> None:
+def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, res, limit: int | None,
+           contexts: str) -> None:
     out = OUT / args.name / set_name
     out.mkdir(parents=True, exist_ok=True)
     res.summary["config"] = {"overrides": args.set, "n": params["ensemble"]["n"], "questions": str(path),
-                             "contexts": args.contexts_used, "limit": limit, "sample": "first `limit` ids in sha256 order" if limit else "all"}
+                             "contexts": contexts, "limit": limit,
+                             "sample": "first `limit` ids in sha256 order" if limit else "all"}
     (out / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True) + "\n")
     by_type = type_table(res.verdicts)
     by_type.write_csv(out / "by_type.csv")
@@ -111,8 +112,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_curve(args: argparse.Namespace) -> int:
     """Score vs ensemble size from a run's saved members (no LLM call): curve.json and curve.png."""
     params = load_params(ROOT / "params.yaml")
-    meta = read_metadata(ROOT / params["data"]["metadata"])
-    urls = dict(zip(meta["id"].to_list(), meta["url"].to_list(), strict=True)) if "url" in meta.columns else {}
+    urls = doc_urls(read_metadata(ROOT / params["data"]["metadata"]))
     points = {}
     for set_name in args.sets:
         folder = OUT / args.name / set_name

@@ -24,7 +24,7 @@ import yaml
 from stages.core.answering import (MEMBER_SCHEMA_OVERRIDES, AnswerParams, EnsembleParams, answer_members,
                                    context_blocks)
 from stages.core.compare import paired_bootstrap
-from stages.core.dataio import read_metadata, read_questions
+from stages.core.dataio import doc_urls, read_metadata, read_questions
 from stages.core.llm import LLM, LLMParams
 from stages.core.params import ParamError, section
 from stages.core.retrieval import RetrieveParams
@@ -136,7 +136,7 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
     ens = section(EnsembleParams, "ensemble", params)
     llm_params = section(LLMParams, "llm", params)
     meta = read_metadata(metadata_path)
-    urls = dict(zip(meta["id"].to_list(), meta["url"].to_list(), strict=True)) if "url" in meta.columns else {}
+    urls = doc_urls(meta)
     t0 = time.perf_counter()
     rows = answer_members(llm, llm_params.model, labels, context_blocks(contexts), ap, ens,
                           set(meta["id"].to_list()), desc=desc)
@@ -193,6 +193,13 @@ def plot_by_type(table: pl.DataFrame, title: str, path: Path) -> Path:
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("mean score")
+    return _save(fig, ax, title, path)
+
+
+def _save(fig: Any, ax: Any, title: str, path: Path) -> Path:
+    """Title, legend and a reproducible PNG (no software tag), then free the figure."""
+    import matplotlib.pyplot as plt
+
     ax.set_title(title)
     ax.legend(loc="lower right")
     fig.tight_layout()
@@ -237,14 +244,12 @@ def ensemble_curve(labels: pl.DataFrame, members: list[pl.DataFrame], vote: Vote
     bootstrap interval over questions; members are answered in index order, so the first k of
     an n-member run are exactly a k-member run (same seeds, same calls)."""
     out = []
-    rng = np.random.default_rng(seed)
     for k in range(1, len(members) + 1):
         _, verdicts, summary = score_members(labels, members[:k], vote, urls)
         s = verdicts["score"].to_numpy()
-        boots = s[rng.integers(0, s.size, size=(n_boot, s.size))].mean(axis=1)
-        out.append({"n": k, "score": round(float(summary["score"]), 4),
-                    "low": round(float(np.percentile(boots, 2.5)), 4),
-                    "high": round(float(np.percentile(boots, 97.5)), 4), "questions": int(s.size)})
+        ci = paired_bootstrap(np.zeros_like(s), s, n_boot=n_boot, seed=seed)  # against 0: the mean's own interval
+        out.append({"n": k, "score": round(float(summary["score"]), 4), "low": round(ci.low, 4),
+                    "high": round(ci.high, 4), "questions": int(s.size)})
     return out
 
 
@@ -264,9 +269,4 @@ def plot_curve(points: dict[str, list[dict[str, Any]]], title: str, path: Path) 
     ax.set_ylabel("official score")
     ax.set_xticks(sorted({p["n"] for pts in points.values() for p in pts}))
     ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return path
+    return _save(fig, ax, title, path)

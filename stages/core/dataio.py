@@ -93,3 +93,8 @@ def has_answers(df: pl.DataFrame) -> bool:
 def read_metadata(path: str | Path) -> pl.DataFrame:
     """Document metadata (id, type, title, year, citation, url)."""
     return read_csv_tolerant(path, METADATA_COLUMNS)
+
+
+def doc_urls(meta: pl.DataFrame) -> dict[str, str]:
+    """doc id -> url from the metadata (empty when the optional url column is absent)."""
+    return dict(zip(meta["id"].to_list(), meta["url"].to_list(), strict=True)) if "url" in meta.columns else {}
