@@ -269,6 +269,53 @@ def test_abstain_never_takes_null_out_of_the_schema():
     assert {"type": "null"} in seen[1]["anyOf"]
 
 
+@pytest.mark.parametrize("question,computes", [
+    ("By how many megawatts did storage capacity grow from 2022 to 2023?", True),
+    ("How many more tons of CO2e did Llama 3 emit than Gemma?", True),
+    ("How much cheaper per hour is the Lamina configuration?", True),
+    ("How many times larger is the acquisition cost than the amortized cost?", True),
+    ("By what factor did the energy increase on two nodes?", True),
+    ("What is the combined training plus finetuning energy of BLOOMz-7B?", True),
+    ("Adding the pretraining and the alignment compute, how many GPU hours in total?", True),
+    ("Converted to kilometers, what is that distance?", True),
+    ("How many kWh did training use?", False),
+    ("How many wall-clock hours in total did it take to train FLM-101B?", False),  # a stated total
+    ("What percentage of papers cited the 3 Wh figure?", False),
+])
+def test_asks_to_compute(question, computes):
+    assert reader.asks_to_compute(question) is computes
+
+
+def test_compute_format_applies_to_numeric_questions_worded_to_compute():
+    seen = []
+
+    class Spy(ScriptedTypedLLM):
+        def complete(self, messages, **kw):
+            seen.append((messages[-1]["content"].splitlines()[-1], kw["response_format"]["json_schema"]["schema"]))
+            return super().complete(messages, **kw)
+
+    llm = Spy({(0, 0): '{"units": [1], "value": "24 - 4.3"}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}])
+    member = [TypedMember(LEVELS, 0, 0.0)]
+    params = AnswerParams(compute_format="expression")
+    out = answer_question_typed(llm, "q1", "How many more MWh than tCO2e?", "MWh", member, params, setup)
+    assert seen[-1][1]["properties"]["value"]["pattern"] == reader.EXPRESSION_PATTERN
+    assert "arithmetic expression" in seen[-1][0]
+    assert out[0].answer.answer_value == "19.7" and out[0].grounded  # both operands stated in the unit
+    llm.replies[(0, 0)] = '{"units": [1], "value": 24}'
+    answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, params, setup)  # not worded to compute
+    assert seen[-1][1]["properties"]["value"] == {"type": "number"}
+    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", member, AnswerParams(compute_format=""), setup)
+    assert seen[-1][1]["properties"]["value"] == {"type": "number"}  # "": number_format for every question
+
+
+def test_compute_format_is_validated():
+    from stages.core.params import ParamError
+
+    with pytest.raises(ParamError, match="compute_format"):
+        AnswerParams(compute_format="maths").validate()
+
+
 def test_typed_kinds_send_the_other_questions_to_the_free_reader():
     import polars as pl
 

@@ -33,6 +33,13 @@ Kind = Literal["true_false", "numeric", "range", "text"]
 TRUE_FALSE = re.compile(r"\s*true\s+or\s+false\b", re.IGNORECASE)
 # "between 2019 and 2023" is a period, not a range answer: only "range" or "between (roughly) what"
 _RANGE = re.compile(r"\brange\b|\bbetween\s+(?:roughly\s+|about\s+)?what\b", re.IGNORECASE)
+# wording that asks for a value computed from stated ones (a difference, ratio, sum, percent change or
+# conversion) rather than one the context states: "how many more", "by what factor", "combined", ...
+_COMPUTE = re.compile(
+    r"\bhow (?:many|much) (?:more|less|fewer|cheaper|larger|smaller|higher|lower|greater|longer|shorter)\b"
+    r"|\bhow many times\b|\bby how (?:many|much)\b|\bby what (?:factor|percentage|percent|multiple)\b"
+    r"|\bpercent(?:age)? change\b|\bdifference\b|\bratio\b|\bcombined\b|\badding\b|\bsum of\b"
+    r"|\bconverted to\b", re.IGNORECASE)
 # an answer expression: starts with a digit, then digits, operators, brackets, spaces
 EXPRESSION_PATTERN = r"^[0-9][0-9.eE+*/() -]{0,59}$"
 # a number as the context writes it, magnitude word included: a JSON number made the 1.5B model
@@ -61,6 +68,13 @@ def question_kind(question: str, unit: str) -> Kind:
     if _RANGE.search(question):
         return "range"
     return "numeric"
+
+
+def asks_to_compute(question: str) -> bool:
+    """Whether a numeric question's wording asks for a computed value (difference, ratio, sum,
+    percent change, conversion): about half of the numeric answers the 1.5B missed are stated
+    nowhere in the context, so no copied number can be right."""
+    return bool(_COMPUTE.search(question))
 
 
 def _nullable(schema: dict[str, Any], allow_null: bool) -> dict[str, Any]:
@@ -118,8 +132,10 @@ def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
     if number_format == "json":
         return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
     if number_format == "expression":
+        # the examples are letters: numbers shown here were copied as the answer (dev d313, d411, d611)
         return (f'Reply {{"units": [...], "value": "..."}}: the answer in {unit}, as a number copied from '
-                f'the units or an arithmetic expression over their numbers (e.g. "192 * 0.453592").')
+                f'the units or an arithmetic expression over their numbers, such as a - b, a / b, a + b or '
+                f'(a - b) / b * 100 with a and b copied from the units.')
     return f'Reply {{"units": [...], "value": "number"}}: the answer in {unit} (e.g. "11,023" or "5.6 billion").'
 
 
