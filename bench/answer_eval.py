@@ -4,6 +4,7 @@
     python bench/answer_eval.py run --name t0 -S answer.temperature=0 --sets dev
     python bench/answer_eval.py compare baseline t0                      # paired bootstrap per set
     python bench/answer_eval.py curve t0                                 # score vs ensemble size (no LLM)
+    python bench/answer_eval.py table --out ablation baseline t0 t1      # one table: B - A of each vs the first
 
 Needs the built index (`dvc repro index`). Contexts are retrieved once per (questions
 file, retrieval params) into bench/results/answer_eval/contexts/ (committed) and
@@ -134,6 +135,54 @@ def cmd_curve(args: argparse.Namespace) -> int:
     return 0
 
 
+TYPES = ("numeric", "true_false", "text", "range", "na")
+
+
+def _row(name: str, set_name: str, base: pl.DataFrame | None) -> dict | None:
+    """One configuration's line of the table: official score, per type, Δ vs the base, cost."""
+    folder = OUT / name / set_name
+    if not (folder / "verdicts.csv").exists():
+        return None
+    v = pl.read_csv(folder / "verdicts.csv")
+    s = json.loads((folder / "summary.json").read_text())
+    by_type = {str(t): float(g["score"].mean()) for (t,), g in v.group_by("question_type")}
+    row = {"name": name, "n": s["config"]["n"], "questions": s["n"], "official": round(s["score"], 4),
+           "types": {t: round(by_type[t], 3) for t in TYPES if t in by_type},
+           "llm_s_per_question": s["cost"].get("llm_s_per_question")}
+    if base is not None:
+        d = compare_verdicts(base, v)
+        row["delta"] = [round(d.delta, 4), round(d.low, 4), round(d.high, 4)]
+    return row
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    """Every named run against the first (paired bootstrap), per set: <out>.md and <out>.json."""
+    tables: dict[str, list[dict]] = {}
+    lines = []
+    for set_name in args.sets:
+        base_file = OUT / args.names[0] / set_name / "verdicts.csv"
+        if not base_file.exists():
+            print(f"table: {set_name}: {base_file} not run yet", file=sys.stderr)
+            continue
+        base = pl.read_csv(base_file)
+        rows = [r for i, name in enumerate(args.names) if (r := _row(name, set_name, base if i else None))]
+        tables[set_name] = rows
+        lines += [f"### {set_name}", "", "| configuration | n | questions | official | Δ vs first [95% CI] | "
+                  + " | ".join(TYPES) + " | LLM s/q |", "|---" * (6 + len(TYPES)) + "|"]
+        for r in rows:
+            delta = "–" if "delta" not in r else f"{r['delta'][0]:+.3f} [{r['delta'][1]:+.3f}, {r['delta'][2]:+.3f}]"
+            types = " | ".join(f"{r['types'][t]:.3f}" if t in r["types"] else "" for t in TYPES)
+            lines.append(f"| {r['name']} | {r['n']} | {r['questions']} | {r['official']:.3f} | {delta} | {types} | "
+                         f"{r['llm_s_per_question'] or ''} |")
+        lines.append("")
+    if not tables:
+        return 1
+    (OUT / f"{args.out}.md").write_text("\n".join(lines))
+    (OUT / f"{args.out}.json").write_text(json.dumps(tables, indent=2) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     setup_logging()  # INFO, without one "HTTP Request" line per call
     parser = argparse.ArgumentParser(prog="bench/answer_eval.py", description=__doc__,
@@ -160,8 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     crv = sub.add_parser("curve", help="score vs ensemble size from a run's saved members (no LLM call)")
     crv.add_argument("name")
     crv.add_argument("--sets", nargs="+", default=["dev", "train"])
+    tab = sub.add_parser("table", help="several runs against the first, one markdown table per set (no LLM call)")
+    tab.add_argument("names", nargs="+", help="run names; the first is the base of the deltas")
+    tab.add_argument("--out", required=True, help="writes bench/results/answer_eval/<out>.md and .json")
+    tab.add_argument("--sets", nargs="+", default=["dev", "train"])
     args = parser.parse_args(argv)
-    return {"run": cmd_run, "compare": cmd_compare, "curve": cmd_curve}[args.cmd](args)
+    return {"run": cmd_run, "compare": cmd_compare, "curve": cmd_curve, "table": cmd_table}[args.cmd](args)
 
 
 if __name__ == "__main__":
