@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, ensemble_curve,  # noqa: E402
-                                     plot_by_type, plot_curve, retrieve_contexts, run_config, type_table)
+                                     plot_by_type, plot_curve, retrieve_contexts, run_config, runs_table,
+                                     table_markdown, type_table)
 from stages.core.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
 from stages.core.voting import VoteParams  # noqa: E402
 from stages.core.llm import LLMParams, llm_session  # noqa: E402
@@ -135,46 +136,21 @@ def cmd_curve(args: argparse.Namespace) -> int:
     return 0
 
 
-TYPES = ("numeric", "true_false", "text", "range", "na")
-
-
-def _row(name: str, set_name: str, base: pl.DataFrame | None) -> dict | None:
-    """One configuration's line of the table: official score, per type, Δ vs the base, cost."""
-    folder = OUT / name / set_name
-    if not (folder / "verdicts.csv").exists():
-        return None
-    v = pl.read_csv(folder / "verdicts.csv")
-    s = json.loads((folder / "summary.json").read_text())
-    by_type = {str(t): float(g["score"].mean()) for (t,), g in v.group_by("question_type")}
-    row = {"name": name, "n": s["config"]["n"], "questions": s["n"], "official": round(s["score"], 4),
-           "types": {t: round(by_type[t], 3) for t in TYPES if t in by_type},
-           "llm_s_per_question": s["cost"].get("llm_s_per_question")}
-    if base is not None:
-        d = compare_verdicts(base, v)
-        row["delta"] = [round(d.delta, 4), round(d.low, 4), round(d.high, 4)]
-    return row
-
-
 def cmd_table(args: argparse.Namespace) -> int:
     """Every named run against the first (paired bootstrap), per set: <out>.md and <out>.json."""
     tables: dict[str, list[dict]] = {}
-    lines = []
+    lines: list[str] = []
     for set_name in args.sets:
-        base_file = OUT / args.names[0] / set_name / "verdicts.csv"
-        if not base_file.exists():
-            print(f"table: {set_name}: {base_file} not run yet", file=sys.stderr)
+        runs = {}
+        for name in args.names:
+            folder = OUT / name / set_name
+            if (folder / "verdicts.csv").exists():
+                runs[name] = (pl.read_csv(folder / "verdicts.csv"), json.loads((folder / "summary.json").read_text()))
+        if args.names[0] not in runs:
+            print(f"table: {set_name}: {args.names[0]} not run yet", file=sys.stderr)
             continue
-        base = pl.read_csv(base_file)
-        rows = [r for i, name in enumerate(args.names) if (r := _row(name, set_name, base if i else None))]
-        tables[set_name] = rows
-        lines += [f"### {set_name}", "", "| configuration | n | questions | official | Δ vs first [95% CI] | "
-                  + " | ".join(TYPES) + " | LLM s/q |", "|---" * (6 + len(TYPES)) + "|"]
-        for r in rows:
-            delta = "–" if "delta" not in r else f"{r['delta'][0]:+.3f} [{r['delta'][1]:+.3f}, {r['delta'][2]:+.3f}]"
-            types = " | ".join(f"{r['types'][t]:.3f}" if t in r["types"] else "" for t in TYPES)
-            lines.append(f"| {r['name']} | {r['n']} | {r['questions']} | {r['official']:.3f} | {delta} | {types} | "
-                         f"{r['llm_s_per_question'] or ''} |")
-        lines.append("")
+        tables[set_name] = runs_table(runs)
+        lines += [f"### {set_name}", "", *table_markdown(tables[set_name]), ""]
     if not tables:
         return 1
     (OUT / f"{args.out}.md").write_text("\n".join(lines))

@@ -106,6 +106,23 @@ def test_compare_verdicts_paired_delta_and_per_type() -> None:
         compare_verdicts(a, other)
 
 
+def test_runs_table_scores_each_run_against_the_first() -> None:
+    from stages.core.answer_eval import runs_table, table_markdown
+
+    a = pl.DataFrame({"id": ["x", "y", "z", "w"], "question_type": ["numeric", "numeric", "text", "text"],
+                      "score": [0.0, 1.0, 0.25, 1.0]})
+    b = a.with_columns(pl.lit(1.0).alias("score"))
+    rows = runs_table({"base": (a, {"config": {"n": 3}, "cost": {"llm_s_per_question": 24.2}}),
+                       "better": (b.head(3), {"config": {"n": 1}, "cost": {}})})
+    assert [r["name"] for r in rows] == ["base", "better"] and "delta" not in rows[0]
+    assert rows[0]["official"] == pytest.approx(0.5625) and rows[0]["types"] == {"numeric": 0.5, "text": 0.625}
+    assert rows[1]["questions"] == 3 and rows[1]["delta"][0] == pytest.approx((1 + 0 + 0.75) / 3, abs=1e-4)
+    lines = table_markdown(rows)
+    assert lines[0].startswith("| configuration | n | questions | official") and len(lines) == 4
+    assert "| base | 3 | 4 | 0.562 | – | 0.500 |" in lines[2] and lines[2].endswith("| 24.2 |")
+    assert "+0.583 [" in lines[3] and lines[3].endswith("|  |")
+
+
 def test_apply_overrides_parses_yaml_values_and_names_bad_keys() -> None:
     base = {"answer": {"temperature": 0.7}, "ensemble": {"n": 3}}
     out = apply_overrides(base, ["answer.temperature=0", "ensemble.n=1"])

@@ -238,6 +238,41 @@ def compare_verdicts(a: pl.DataFrame, b: pl.DataFrame, column: str = "score", n_
     return ConfigDelta(j.height, bt.delta, bt.low, bt.high, bt.p_not_better, dict(sorted(per_type.items())))
 
 
+TABLE_TYPES = ("numeric", "true_false", "text", "range", "na")
+
+
+def runs_table(runs: dict[str, tuple[pl.DataFrame, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per run (verdicts, summary.json), in the given order: official score, per type,
+    LLM s/question and, from the second on, B - A against the first with a 95% paired bootstrap
+    (on the questions both share: a shorter run is a prefix of the same sample)."""
+    rows, base = [], None
+    for name, (v, s) in runs.items():
+        by_type = {str(t): float(g["score"].mean()) for (t,), g in v.group_by("question_type")}
+        row: dict[str, Any] = {"name": name, "n": s.get("config", {}).get("n"), "questions": v.height,
+                               "official": round(float(v["score"].mean()), 4),
+                               "types": {t: round(by_type[t], 3) for t in TABLE_TYPES if t in by_type},
+                               "llm_s_per_question": s.get("cost", {}).get("llm_s_per_question")}
+        if base is None:
+            base = v
+        else:
+            d = compare_verdicts(base, v)
+            row["delta"] = [round(d.delta, 4), round(d.low, 4), round(d.high, 4)]
+        rows.append(row)
+    return rows
+
+
+def table_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """`runs_table` rows as markdown lines."""
+    lines = ["| configuration | n | questions | official | Δ vs first [95% CI] | " + " | ".join(TABLE_TYPES)
+             + " | LLM s/q |", "|---" * (6 + len(TABLE_TYPES)) + "|"]
+    for r in rows:
+        delta = f"{r['delta'][0]:+.3f} [{r['delta'][1]:+.3f}, {r['delta'][2]:+.3f}]" if "delta" in r else "–"
+        types = " | ".join(f"{r['types'][t]:.3f}" if t in r["types"] else "" for t in TABLE_TYPES)
+        lines.append(f"| {r['name']} | {r['n']} | {r['questions']} | {r['official']:.3f} | {delta} | {types} | "
+                     f"{r['llm_s_per_question'] or ''} |")
+    return lines
+
+
 def ensemble_curve(labels: pl.DataFrame, members: list[pl.DataFrame], vote: VoteParams, urls: dict[str, str],
                    n_boot: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
     """Official score of the vote over the first k members, k = 1..len(members), with a 95%
