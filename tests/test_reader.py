@@ -309,6 +309,36 @@ def test_compute_format_applies_to_numeric_questions_worded_to_compute():
     assert seen[-1][1]["properties"]["value"] == {"type": "number"}  # "": number_format for every question
 
 
+def test_members_can_write_numbers_in_different_formats():
+    seen = []
+
+    class Spy(ScriptedTypedLLM):
+        def complete(self, messages, **kw):
+            seen.append(kw["response_format"]["json_schema"]["schema"]["properties"]["value"])
+            return super().complete(messages, **kw)
+
+    llm = Spy({(0, 0): '{"units": [1], "value": 24}', (1, 0): '{"units": [1], "value": "24"}',
+               (2, 0): '{"units": [1], "value": "48 / 2"}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}])
+    members = [TypedMember(LEVELS, 0, 0.0), TypedMember(LEVELS, 1, 0.0, "text"), TypedMember(LEVELS, 2, 0.0, "expression")]
+    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, AnswerParams(), setup)
+    assert seen == [{"type": "number"}, {"type": "string", "pattern": reader.NUMBER_PATTERN},
+                    {"type": "string", "pattern": reader.EXPRESSION_PATTERN}]
+    assert [o.answer.answer_value for o in outs] == ["24", "24", "24"]
+    # a question worded to compute asks every member for an expression (answer.compute_format)
+    seen.clear()
+    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", members, AnswerParams(), setup)
+    assert all(v["pattern"] == reader.EXPRESSION_PATTERN for v in seen)
+
+
+def test_ensemble_number_formats_are_validated():
+    from stages.core.answering import EnsembleParams
+    from stages.core.params import ParamError
+
+    with pytest.raises(ParamError, match="number_formats"):
+        EnsembleParams(number_formats=["json", "roman"]).validate()
+
+
 def test_compute_format_is_validated():
     from stages.core.params import ParamError
 

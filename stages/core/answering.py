@@ -90,6 +90,9 @@ class EnsembleParams:
     views: list[str] = field(default_factory=lambda: ["as_is"])
     # typed reader: member i samples at temperatures[i % len]; empty = answer.temperature for all
     temperatures: list[float] = field(default_factory=lambda: [0.0, 0.7, 0.7])
+    # typed reader: member i writes numbers as number_formats[i % len] (json | text | expression);
+    # empty = answer.number_format for all. Members that differ in format, not only in sampling noise
+    number_formats: list[str] = field(default_factory=list)
 
     def validate(self) -> None:
         from stages.core.params import ParamError
@@ -99,6 +102,10 @@ class EnsembleParams:
         bad = [v for v in self.views if v not in VIEWS]
         if bad or not self.views:
             raise ParamError(f"params.yaml: ensemble.views={self.views!r}: each must be one of {VIEWS}")
+        bad = [f for f in self.number_formats if f not in ("json", "text", "expression")]
+        if bad:
+            raise ParamError(f"params.yaml: ensemble.number_formats={self.number_formats!r}: each must be json, "
+                             "text or expression")
 
 
 VIEWS = ("as_is", "reversed", "wider")
@@ -380,6 +387,7 @@ class TypedMember:
     levels: list[list[ContextBlock]]
     seed: int
     temperature: float
+    number_format: str = ""  # "" = answer.number_format
 
 
 def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, members: Sequence[TypedMember],
@@ -398,9 +406,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     # True/False calls always ask for log-probabilities: the sampled and the calibrated answer then
     # come from the same (cached) call, so tf_logprobs can be switched without new calls
     tf = kind == "true_false"
-    number_format = params.number_format
-    if kind == "numeric" and params.compute_format and reader.asks_to_compute(question):
-        number_format = params.compute_format
+    computes = kind == "numeric" and bool(params.compute_format) and reader.asks_to_compute(question)
+    formats = [params.compute_format if computes else (m.number_format or params.number_format) for m in members]
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK), attempts=0, grounded=False)
             for _ in members]
     readings: list[list[tuple[reader.Reading, list[reader.Unit]]]] = [[] for _ in members]
@@ -412,10 +419,10 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             units = [reader.Unit(b.doc_id, b.text, b.media) for b in member.levels[level]]
             reply = llm.complete(
                 [*setup.prefix, {"role": "user", "content": reader.user_message(question, unit, kind, units,
-                                                                                number_format,
+                                                                                formats[m],
                                                                                 params.quote_first)}],
                 temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
-                response_format=reader.response_format(kind, len(units), number_format=number_format,
+                response_format=reader.response_format(kind, len(units), number_format=formats[m],
                                                        allow_null=params.abstain != "never",
                                                        quote=params.quote_first),
                 **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}),
@@ -508,9 +515,12 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
         if setup is not None and typed[q["id"]]:
             temps = [ensemble.temperatures[i % len(ensemble.temperatures)] if ensemble.temperatures
                      else params.temperature for i in members]
+            fmts = [ensemble.number_formats[i % len(ensemble.number_formats)] if ensemble.number_formats else ""
+                    for i in members]
             results = answer_question_typed(
                 llm, q["id"], q["question"], unit,
-                [TypedMember(v, s_, t) for v, s_, t in zip(views, seeds, temps, strict=True)], params, setup)
+                [TypedMember(v, s_, t, f) for v, s_, t, f in zip(views, seeds, temps, fmts, strict=True)], params,
+                setup)
         else:
             results = [answer_question(llm, q["id"], q["question"], unit, v, params, s_, corpus_ids)
                        for v, s_ in zip(views, seeds, strict=True)]
