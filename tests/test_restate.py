@@ -49,6 +49,13 @@ def test_answer_unit_scale(unit, expected) -> None:
     (5, ["nothing relevant"], ["also nothing"], "tokens", 5),
     # the pointed units decide first: a bare 10 there wins over "10 million" elsewhere
     (10, ["we ran 10 experiments"], ["10 million cars"], "experiments", 10),
+    # a table cell states the number without a unit, a sentence writes it with one: converted (dev d204)
+    (3500, ["| Llama 4 Scout 65 Meta | 3,500 1,354 |"], ["from 0.8 MWh (OLMo 20M) to 3,500 MWh (LLaMa 4 Scout)"],
+     "GWh", 3.5),
+    (3500, ["no such number"], ["| Llama 4 Scout | 3,500 |", "to 3,500 MWh (LLaMa 4 Scout)"], "GWh", 3.5),
+    # ... but not when a mention already writes it in the answer's unit, or the answer unit has no scale
+    (3500, ["| Llama 4 Scout | 3,500 |"], ["3,500 MWh of training", "3,500 GWh in total"], "GWh", 3500),
+    (3500, ["| Llama 4 Scout | 3,500 |"], ["3,500 MWh of training"], "tCO2e", 3500),
 ])
 def test_restate(v, pointed, others, unit, expected) -> None:
     assert math.isclose(restate(v, pointed, others, unit), expected, rel_tol=1e-9)

@@ -114,12 +114,19 @@ def restate(v: float, pointed: Sequence[str], others: Sequence[str], unit: str) 
         return v
     target = unit_scale(unit)
     unit_magnitude = any(w in (unit or "").lower() for w in MAGNITUDE_WORDS)
-    for texts in (pointed, others):  # the others only when no pointed unit mentions v
-        found = [c for t in texts for mn in mentions(t)
-                 if (c := _candidate(abs(v), mn, target, unit_magnitude)) is not None]
+    other_mentions = [mn for t in others for mn in mentions(t)]
+    for said in ([mn for t in pointed for mn in mentions(t)], other_mentions):
+        # the other units only when no pointed unit mentions v
+        found = [c for mn in said if (c := _candidate(abs(v), mn, target, unit_magnitude)) is not None]
         if not found:
             continue
         if any(close(c, abs(v)) for c in found):
+            # stated without a unit (a table cell: "3,500") while every sentence that writes the same
+            # number with a unit says another scale ("3,500 MWh" for an answer in GWh): converted (dev d204)
+            with_unit = [c for mn in (*said, *other_mentions) if mn.unit and close(mn.value, abs(v))
+                         and (c := _candidate(abs(v), mn, target, unit_magnitude)) is not None]
+            if with_unit and not any(close(c, abs(v)) for c in with_unit):
+                return math.copysign(with_unit[0], v)
             return v
         return math.copysign(found[0], v)
     return v
