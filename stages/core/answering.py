@@ -83,7 +83,7 @@ class AnswerParams:
 class EnsembleParams:
     """The `ensemble:` section of params.yaml: member i uses seed `seed + i`."""
 
-    n: int = 3
+    n: int = 1
     seed: int = 0
     # member i reads the context as views[i % len(views)]: as_is | reversed (units in reverse
     # order) | wider (the first retry's larger context)

@@ -47,7 +47,7 @@ class RetrieveParams:
     unit_boost: float = 0.5  # units with a number in the question's answer unit score x(1+this); 0 = off
     table_blocks: bool = False  # rows of one table in the context share one block (caption and header once)
     top_k_final: int = 16
-    max_context_tokens: int = 1000
+    max_context_tokens: int = 700
     chars_per_token: float = 4.0
     exclude_references: bool = True
 
