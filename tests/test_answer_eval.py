@@ -110,7 +110,8 @@ def test_runs_table_scores_each_run_against_the_first() -> None:
     from stages.core.answer_eval import runs_table, table_markdown
 
     a = pl.DataFrame({"id": ["x", "y", "z", "w"], "question_type": ["numeric", "numeric", "text", "text"],
-                      "score": [0.0, 1.0, 0.25, 1.0]})
+                      "score": [0.0, 1.0, 0.25, 1.0]}).with_columns(  # the other verdict columns
+        [pl.lit(0.0).alias(c) for c in ("strict_score", "symmetric_score", "value", "ref", "na")])
     b = a.with_columns(pl.lit(1.0).alias("score"))
     rows = runs_table({"base": (a, {"config": {"n": 3}, "cost": {"llm_s_per_question": 24.2}}),
                        "better": (b.head(3), {"config": {"n": 1}, "cost": {}})})

@@ -247,9 +247,9 @@ def runs_table(runs: dict[str, tuple[pl.DataFrame, dict[str, Any]]]) -> list[dic
     (on the questions both share: a shorter run is a prefix of the same sample)."""
     rows, base = [], None
     for name, (v, s) in runs.items():
-        by_type = {str(t): float(g["score"].mean()) for (t,), g in v.group_by("question_type")}
+        by_type = dict(type_table(v).select("question_type", "score").iter_rows())
         row: dict[str, Any] = {"name": name, "n": s.get("config", {}).get("n"), "questions": v.height,
-                               "official": round(float(v["score"].mean()), 4),
+                               "official": by_type["all"],
                                "types": {t: round(by_type[t], 3) for t in TABLE_TYPES if t in by_type},
                                "llm_s_per_question": s.get("cost", {}).get("llm_s_per_question")}
         if base is None:

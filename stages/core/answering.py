@@ -58,6 +58,7 @@ class AnswerParams:
 
     def validate(self) -> None:
         from stages.core.params import ParamError
+        from stages.core.reader import NUMBER_FORMATS
 
         if self.reader not in ("free", "typed"):
             raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
@@ -65,10 +66,10 @@ class AnswerParams:
         if bad:
             raise ParamError(f"params.yaml: answer.typed_kinds has unknown kinds {bad}: use true_false, numeric, "
                              "range, text")
-        if self.number_format not in ("json", "text", "expression"):
+        if self.number_format not in NUMBER_FORMATS:
             raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text or "
                              "expression")
-        if self.compute_format not in ("", "json", "text", "expression"):
+        if self.compute_format not in ("", *NUMBER_FORMATS):
             raise ParamError(f"params.yaml: answer.compute_format={self.compute_format!r} must be empty, json, "
                              "text or expression")
         if self.abstain not in ("never", "model", "ungrounded"):
@@ -96,13 +97,14 @@ class EnsembleParams:
 
     def validate(self) -> None:
         from stages.core.params import ParamError
+        from stages.core.reader import NUMBER_FORMATS
 
         if self.n < 1:
             raise ParamError(f"params.yaml: ensemble.n={self.n} must be >= 1")
         bad = [v for v in self.views if v not in VIEWS]
         if bad or not self.views:
             raise ParamError(f"params.yaml: ensemble.views={self.views!r}: each must be one of {VIEWS}")
-        bad = [f for f in self.number_formats if f not in ("json", "text", "expression")]
+        bad = [f for f in self.number_formats if f not in NUMBER_FORMATS]
         if bad:
             raise ParamError(f"params.yaml: ensemble.number_formats={self.number_formats!r}: each must be json, "
                              "text or expression")
@@ -469,6 +471,12 @@ def context_blocks(contexts: pl.DataFrame) -> dict[str, list[list[ContextBlock]]
 MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String)}
 
 
+def _nth(values: Sequence[Any], i: int, default: Any) -> Any:
+    """Member i's setting from a per-member list that cycles (ensemble.views, temperatures,
+    number_formats); ``default`` when the list is empty."""
+    return values[i % len(values)] if values else default
+
+
 def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
                    params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
                    desc: str = "answer", max_concurrency: int | None = None) -> list[list[dict[str, Any]]]:
@@ -511,12 +519,10 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
         unit = q.get("answer_unit") or BLANK
         ctx = contexts.get(q["id"], [[]])
         seeds = [ensemble.seed + i for i in members]
-        views = [member_view(ctx, ensemble.views[i % len(ensemble.views)]) for i in members]
+        views = [member_view(ctx, _nth(ensemble.views, i, "as_is")) for i in members]
         if setup is not None and typed[q["id"]]:
-            temps = [ensemble.temperatures[i % len(ensemble.temperatures)] if ensemble.temperatures
-                     else params.temperature for i in members]
-            fmts = [ensemble.number_formats[i % len(ensemble.number_formats)] if ensemble.number_formats else ""
-                    for i in members]
+            temps = [_nth(ensemble.temperatures, i, params.temperature) for i in members]
+            fmts = [_nth(ensemble.number_formats, i, "") for i in members]
             results = answer_question_typed(
                 llm, q["id"], q["question"], unit,
                 [TypedMember(v, s_, t, f) for v, s_, t, f in zip(views, seeds, temps, fmts, strict=True)], params,
