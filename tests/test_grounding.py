@@ -82,3 +82,10 @@ def test_eval_arithmetic_refuses_anything_but_arithmetic(bad: str) -> None:
 ])
 def test_strict_grounding_allows_only_what_the_unit_implies(value: float, stated: float, unit: str, ok: bool) -> None:
     assert grounded_number(value, [stated], unit, strict=True) is ok
+
+
+def test_numbers_in_survives_exponents_beyond_a_float() -> None:
+    # "8 x 10 512" reads like 8e512: int ** int then overflowed float conversion and crashed the stage
+    got = numbers_in("a 8 x 10 512 grid, 1e999 and 3 x 10^5 and 2e-3")
+    assert got[0] == 8.0 and 1.0 in got
+    assert any(abs(x - 3e5) < 1e-6 for x in got) and any(abs(x - 2e-3) < 1e-12 for x in got)

@@ -22,6 +22,7 @@ def test_mentions_read_magnitude_words_suffixes_and_units() -> None:
     assert Mention(626155, 626155, "lbs") in got
     assert Mention(13, 13, "") in got  # a model's name, not 13 billion
     assert Mention(100, 100, "Gb") in got
+    assert mentions("77,000 gigawatt-hours (GWh)") == [Mention(77000, 77000, "gigawatt-hours")]
 
 
 @pytest.mark.parametrize(("unit", "expected"), [
@@ -41,6 +42,9 @@ def test_answer_unit_scale(unit, expected) -> None:
     (100, ["a 100 Gb/s Omnipath fabric"], ["GPU usage at 100ms intervals"], "seconds", 0.1),
     (1.3, ["1.3 GW of storage capacity, up from 445 MW"], [], "MW", 1300),
     (192, ["emitted 192 lbs of CO2e"], [], "kg", 192 * 453.592 / 1000),
+    # a unit spelled out with "-hours" is energy, not the power it starts with (dev d107)
+    (77000, ["expected to generate more than 77,000 gigawatt-hours (GWh) each year"], [], "TWh", 77),
+    (5, ["used 5 kilowatt-hours"], [], "Wh", 5000),
     # stated as asked: unchanged
     (32, ["the cluster held 32 billion parameters"], [], "billion parameters", 32),
     (0.1, ["sampled every 100 ms"], [], "seconds", 0.1),

@@ -38,6 +38,7 @@ CONVERSION_CONSTANTS = frozenset({
     3.6, 1.60934, 3.78541,  # kWh/MJ, miles/km, gallons/liters
 })
 MAX_EXPRESSION_CHARS = 200
+MAX_EXPONENT = 300  # beyond a float's range: not a number written in scientific notation
 
 MAGNITUDE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 # a magnitude letter glued to the digits: "$100k", "8B parameters", "$40M", "1.25T tokens"
@@ -60,10 +61,12 @@ def numbers_in(text: str) -> list[float]:
         v = float(whole.replace(",", "") + (frac or ""))
         if m.group(0).lstrip().startswith("-"):
             v = -v
-        if pow10:
-            v *= 10 ** int(pow10.replace("−", "-"))
-        elif exp:
-            v *= 10 ** int(exp.replace("−", "-"))
+        if pow10 or exp:
+            e = int((pow10 or exp).replace("−", "-"))
+            if abs(e) > MAX_EXPONENT:  # "8 x 10 512" is a size and a count, not 8e512
+                out.append(v)
+                continue
+            v *= 10.0 ** e
         out.append(v)
         if word:
             out.append(v * MAGNITUDE_WORDS[word.lower()])

@@ -27,7 +27,9 @@ for _family, _table in {
              ("ms", "millisecond", "milliseconds"): 1e-3, ("s", "sec", "secs", "second", "seconds"): 1.0,
              ("min", "mins", "minute", "minutes"): 60.0, ("h", "hr", "hrs", "hour", "hours"): 3600.0,
              ("day", "days"): 86400.0, ("week", "weeks"): 604800.0, ("year", "years", "yr", "yrs"): 31536000.0},
-    "energy": {("Wh",): 1.0, ("kWh", "KWh"): 1e3, ("MWh",): 1e6, ("GWh",): 1e9, ("TWh",): 1e12,
+    "energy": {("Wh", "watt-hour", "watt-hours"): 1.0, ("kWh", "KWh", "kilowatt-hour", "kilowatt-hours"): 1e3,
+               ("MWh", "megawatt-hour", "megawatt-hours"): 1e6, ("GWh", "gigawatt-hour", "gigawatt-hours"): 1e9,
+               ("TWh", "terawatt-hour", "terawatt-hours"): 1e12,
                ("J", "joule", "joules"): 1 / 3600, ("kJ",): 1e3 / 3600, ("MJ",): 1e6 / 3600, ("GJ",): 1e9 / 3600},
     "power": {("W", "watt", "watts", "Watts"): 1.0, ("kW", "kilowatt", "kilowatts"): 1e3,
               ("MW", "megawatt", "megawatts"): 1e6, ("GW", "gigawatt", "gigawatts"): 1e9, ("TW",): 1e12},
@@ -44,10 +46,11 @@ for _family, _table in {
             _SCALES[_s] = (_family, _scale)
 
 # digits, then a magnitude word or a suffix letter glued to the digits, then the unit word right after
+# ("gigawatt-hours" whole: read as "gigawatt" it would be a power)
 _MENTION = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
     rf"(?:\s*((?i:{'|'.join(MAGNITUDE_WORDS)}))\b|([{''.join(MAGNITUDE_SUFFIXES)}])(?![A-Za-z]))?"
-    r"(?:\s?([A-Za-zµμ]+?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
+    r"(?:\s?([A-Za-zµμ]+?(?:-hours?)?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
 )
 # "tCO2e", "kg CO2eq", "lbs CO2e", "seconds": the answer unit's leading word
 _ANSWER_UNIT = re.compile(r"^\s*([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
