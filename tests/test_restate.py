@@ -22,6 +22,7 @@ def test_mentions_read_magnitude_words_suffixes_and_units() -> None:
     assert Mention(626155, 626155, "lbs") in got
     assert Mention(13, 13, "") in got  # a model's name, not 13 billion
     assert Mention(100, 100, "Gb") in got
+    assert mentions("see http://x.com/a-10. 10 million cars") == [Mention(10, 1e7, "")]
     assert mentions("77,000 gigawatt-hours (GWh)") == [Mention(77000, 77000, "gigawatt-hours")]
 
 
@@ -42,6 +43,9 @@ def test_answer_unit_scale(unit, expected) -> None:
     (100, ["a 100 Gb/s Omnipath fabric"], ["GPU usage at 100ms intervals"], "seconds", 0.1),
     (1.3, ["1.3 GW of storage capacity, up from 445 MW"], [], "MW", 1300),
     (192, ["emitted 192 lbs of CO2e"], [], "kg", 192 * 453.592 / 1000),
+    # a web address states no number: its "10" does not stand for the bare 10 (dev d208)
+    (10, ["Greenough, “10 million self-driving cars will be on the road by 2020,” http://www .businessinsider"
+          ".com/report-10-million-selfdriving-cars-will-be-on-the-road-by-2020-2015-5-6."], [], "cars", 1e7),
     # a unit spelled out with "-hours" is energy, not the power it starts with (dev d107)
     (77000, ["expected to generate more than 77,000 gigawatt-hours (GWh) each year"], [], "TWh", 77),
     (5, ["used 5 kilowatt-hours"], [], "Wh", 5000),

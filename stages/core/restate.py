@@ -52,6 +52,7 @@ _MENTION = re.compile(
     rf"(?:\s*((?i:{'|'.join(MAGNITUDE_WORDS)}))\b|([{''.join(MAGNITUDE_SUFFIXES)}])(?![A-Za-z]))?"
     r"(?:\s?([A-Za-zµμ]+?(?:-hours?)?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
 )
+_URL = re.compile(r"(?:https?://|www\s?\.)\S+(?:\s?\.\S+)*", re.I)  # "http://www .x.com/a-10" as PDFs break it
 # "tCO2e", "kg CO2eq", "lbs CO2e", "seconds": the answer unit's leading word
 _ANSWER_UNIT = re.compile(r"^\s*([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
 _POWERS_OF_1000 = (1e3, 1e6, 1e9, 1e12)
@@ -67,9 +68,10 @@ class Mention:
 
 
 def mentions(text: str) -> list[Mention]:
-    """Every number of the text with its magnitude and unit."""
+    """Every number of the text with its magnitude and unit; a web address states none (the
+    "10" of ".../report-10-million-cars..." would pass for a bare 10 next to "10 million cars")."""
     out = []
-    text = unicodedata.normalize("NFKC", text)
+    text = _URL.sub(" ", unicodedata.normalize("NFKC", text))
     for m in _MENTION.finditer(text):
         whole, frac, word, suffix, unit = m.groups()
         if suffix and m.start() and text[m.start() - 1] == "-":
