@@ -23,6 +23,7 @@ from stages.core.concurrency import ordered_map
 from stages.core.llm import LLM
 from stages.core.normalize import normalize_value
 from stages.core.reader import TRUE_FALSE
+from stages.core.table_records import table_records
 from stages.core.types import BLANK, Answer
 
 log = logging.getLogger("treerag.answer")
@@ -53,6 +54,7 @@ class AnswerParams:
     quote_first: bool = False  # the reply copies the words that state the answer before giving it
     restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
     narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
+    table_records: bool = True  # well-formed markdown tables are shown as records, "row: column = value; ..."
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
     demo_file: str = "data/wattbot/dev_QA.csv"
 
@@ -418,7 +420,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
         for m, member in enumerate(members):
             if done[m] or level >= len(member.levels) or not member.levels[level]:
                 continue
-            units = [reader.Unit(b.doc_id, b.text, b.media) for b in member.levels[level]]
+            units = [reader.Unit(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media)
+                     for b in member.levels[level]]
             reply = llm.complete(
                 [*setup.prefix, {"role": "user", "content": reader.user_message(question, unit, kind, units,
                                                                                 formats[m],
