@@ -309,6 +309,19 @@ def test_compute_format_applies_to_numeric_questions_worded_to_compute():
     assert seen[-1][1]["properties"]["value"] == {"type": "number"}  # "": number_format for every question
 
 
+def test_compute_wider_reads_the_retry_context_first_for_questions_worded_to_compute():
+    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": "24"}', (0, 1): '{"units": [2], "value": "1507 - 24"}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}])
+    member = [TypedMember(LEVELS, 0, 0.0)]
+    params = AnswerParams(compute_format="expression", compute_wider=True)
+    out = answer_question_typed(llm, "q1", "How many more kWh than MWh?", "kWh", member, params, setup)
+    assert llm.calls == [(0, 1)] and out[0].answer.answer_value == "1483"
+    answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, params, setup)  # not worded to compute
+    assert llm.calls[-1] == (0, 0)
+    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", member, AnswerParams(compute_wider=False), setup)
+    assert llm.calls[-1] == (0, 0)
+
+
 def test_members_can_write_numbers_in_different_formats():
     seen = []
 
@@ -373,6 +386,50 @@ def test_typed_kinds_send_the_other_questions_to_the_free_reader():
     assert llm.calls == ["answer_true_false", "answer_true_false", "answer", "answer"]
     assert [r["answer_value"] for r in rows[0]] == ["0", "24"]
     assert [r["question_id"] for r in rows[1]] == ["t1", "n1"]
+
+
+def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
+    import polars as pl
+
+    from stages.core.answering import EnsembleParams, answer_members
+
+    @dataclass
+    class Recorder:
+        calls: list[tuple[str, int]] = field(default_factory=list)
+
+        def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
+            question = messages[-1]["content"].split("Question: ")[-1].split("\n")[0]
+            self.calls.append((question, len(messages)))
+            text = {"answer_true_false": '{"units": [1], "answer": true}',
+                    "answer_text": '{"units": [1], "answer": "GShard-600B"}',
+                    "answer_numeric": '{"units": [1], "value": 24}'}[response_format["json_schema"]["name"]]
+            return Completion(text=text, prompt_tokens=10, completion_tokens=5, finish_reason="stop")
+
+    qs = pl.DataFrame({"id": ["n1", "t1", "n2", "x1"],
+                       "question": ["Energy of GShard?", "True or False: GShard used 24 MWh.", "Energy again?",
+                                    "Which model?"],
+                       "answer_unit": ["MWh", "is_blank", "MWh", "is_blank"]})
+    ctx = {q: LEVELS[:1] for q in qs["id"]}
+    params = AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"])
+    llm = Recorder()
+    rows = answer_members(llm, "m", qs, ctx, params, EnsembleParams(n=1), {"patterson2021"}, max_concurrency=1)
+    # demos shown to True/False and names (system + 2 demo turns of 2 messages + the question), not to numbers
+    assert llm.calls == [("True or False: GShard used 24 MWh.", 6), ("Which model?", 6), ("Energy of GShard?", 2),
+                         ("Energy again?", 2)]
+    assert [r["question_id"] for r in rows[0]] == ["n1", "t1", "n2", "x1"]  # rows back in question order
+    assert [r["answer_value"] for r in rows[0]] == ["24", "1", "24", "GShard-600B"]
+    llm = Recorder()
+    answer_members(llm, "m", qs, ctx, AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"],
+                                                   demo_kinds=["true_false", "numeric", "range", "text"]),
+                   EnsembleParams(n=1), {"patterson2021"}, max_concurrency=1)
+    assert [c[1] for c in llm.calls] == [6, 6, 6, 6] and [c[0] for c in llm.calls][0] == "Energy of GShard?"
+
+
+def test_demo_kinds_are_validated():
+    from stages.core.params import ParamError
+
+    with pytest.raises(ParamError, match="demo_kinds"):
+        AnswerParams(demo_kinds=["numbers"]).validate()
 
 
 def test_quote_first_asks_for_the_stating_words_before_the_answer():

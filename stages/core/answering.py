@@ -13,7 +13,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -54,8 +54,14 @@ class AnswerParams:
     quote_first: bool = False  # the reply copies the words that state the answer before giving it
     restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
     narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
+    # a question worded to compute reads the retry's wider context from the start: it needs two numbers,
+    # and the 700-token context often holds one
+    compute_wider: bool = False
     table_records: bool = True  # well-formed markdown tables are shown as records, "row: column = value; ..."
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
+    # question kinds shown the worked examples; the others get the system prompt alone (measured: numeric
+    # answers read better without them, True/False and names worse)
+    demo_kinds: list[str] = field(default_factory=lambda: ["true_false", "range", "text"])
     demo_file: str = "data/wattbot/dev_QA.csv"
 
     def validate(self) -> None:
@@ -64,10 +70,11 @@ class AnswerParams:
 
         if self.reader not in ("free", "typed"):
             raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
-        bad = [k for k in self.typed_kinds if k not in ("true_false", "numeric", "range", "text")]
-        if bad:
-            raise ParamError(f"params.yaml: answer.typed_kinds has unknown kinds {bad}: use true_false, numeric, "
-                             "range, text")
+        for name, kinds in (("typed_kinds", self.typed_kinds), ("demo_kinds", self.demo_kinds)):
+            bad = [k for k in kinds if k not in ("true_false", "numeric", "range", "text")]
+            if bad:
+                raise ParamError(f"params.yaml: answer.{name} has unknown kinds {bad}: use true_false, numeric, "
+                                 "range, text")
         if self.number_format not in NUMBER_FORMATS:
             raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text or "
                              "expression")
@@ -352,24 +359,34 @@ TF_TOP_LOGPROBS = 10
 
 @dataclass
 class TypedSetup:
-    """What every typed-reader call of a run shares: the demo prefix and the True/False prior."""
+    """What every typed-reader call of a run shares: the prefixes and the True/False prior.
+
+    ``prefix`` is the system prompt with the worked examples, for the kinds in ``demo_kinds``;
+    ``bare`` the system prompt alone, for the others (None: every kind gets ``prefix``)."""
 
     prefix: list[dict[str, str]]
     tf_prior: tuple[float, float] | None = None
+    bare: list[dict[str, str]] | None = None
+    demo_kinds: tuple[str, ...] = ()
+
+    def prefix_for(self, kind: str) -> list[dict[str, str]]:
+        return self.prefix if self.bare is None or kind in self.demo_kinds else self.bare
 
 
 def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
-    """The system + demonstrations prefix; with tf_logprobs, the model's content-free True/False prior."""
+    """The prefixes (system prompt, with and without the demonstrations); with tf_logprobs, the
+    model's content-free True/False prior."""
     from stages.core import reader
     from stages.core.demos import demo_messages
 
-    prefix = [{"role": "system", "content": reader.SYSTEM},
-              *demo_messages(params.demo_file, params.demos, params.number_format, params.quote_first)]
-    setup = TypedSetup(prefix)
+    system = {"role": "system", "content": reader.SYSTEM}
+    prefix = [system, *demo_messages(params.demo_file, params.demos, params.number_format, params.quote_first)]
+    setup = TypedSetup(prefix, bare=[system], demo_kinds=tuple(params.demo_kinds))
     if params.tf_logprobs:  # one content-free call per run (then cached)
         msg = reader.user_message(reader.CONTENT_FREE_QUESTION, BLANK, "true_false", reader.CONTENT_FREE_UNITS,
                                   params.number_format)
-        reply = llm.complete([*prefix, {"role": "user", "content": msg}], temperature=0.0, seed=0, max_tokens=24,
+        reply = llm.complete([*setup.prefix_for("true_false"), {"role": "user", "content": msg}], temperature=0.0,
+                             seed=0, max_tokens=24,
                              response_format=reader.response_format("true_false", 1), top_logprobs=TF_TOP_LOGPROBS)
         setup.tf_prior = reader.answer_token_probs(reply.token_logprobs)
         log.info("True/False content-free prior (true, false): %s", setup.tf_prior)
@@ -412,6 +429,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     tf = kind == "true_false"
     computes = kind == "numeric" and bool(params.compute_format) and reader.asks_to_compute(question)
     formats = [params.compute_format if computes else (m.number_format or params.number_format) for m in members]
+    if computes and params.compute_wider:
+        members = [replace(m, levels=m.levels[1:]) if len(m.levels) > 1 else m for m in members]
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK), attempts=0, grounded=False)
             for _ in members]
     readings: list[list[tuple[reader.Reading, list[reader.Unit]]]] = [[] for _ in members]
@@ -422,10 +441,9 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                 continue
             units = [reader.Unit(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media)
                      for b in member.levels[level]]
+            msg = reader.user_message(question, unit, kind, units, formats[m], params.quote_first)
             reply = llm.complete(
-                [*setup.prefix, {"role": "user", "content": reader.user_message(question, unit, kind, units,
-                                                                                formats[m],
-                                                                                params.quote_first)}],
+                [*setup.prefix_for(kind), {"role": "user", "content": msg}],
                 temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
                 response_format=reader.response_format(kind, len(units), number_format=formats[m],
                                                        allow_null=params.abstain != "never",
@@ -504,6 +522,16 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     tasks: list[tuple[dict[str, Any], list[int]]] = [
         t for q in qs for t in ([(q, list(range(ensemble.n)))] if typed[q["id"]]
                                 else [(q, [i]) for i in range(ensemble.n)])]
+    # questions that share a prompt prefix run one after another (those shown the demonstrations, then
+    # the others), so that the server evaluates each prefix once instead of at every switch; rows are
+    # put back in question order afterwards
+    from stages.core.reader import question_kind
+
+    def shares_demos(task: tuple[dict[str, Any], list[int]]) -> bool:
+        q = task[0]
+        return setup is None or question_kind(q["question"], q.get("answer_unit") or BLANK) in setup.demo_kinds
+
+    order = sorted(range(len(tasks)), key=lambda k: not shares_demos(tasks[k]))
 
     def row(q: dict[str, Any], res: AnswerOutcome, seed: int) -> dict[str, Any]:
         a = res.answer
@@ -541,7 +569,10 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
             if stats is not None:
                 bar.set_postfix(hits=stats.hits, new=stats.misses)
 
-        done = ordered_map(answer_task, tasks, workers, progress)
+        done_in_order = ordered_map(answer_task, [tasks[k] for k in order], workers, progress)
+    done: list[list[dict[str, Any]]] = [[] for _ in tasks]
+    for k, task_rows in zip(order, done_in_order, strict=True):
+        done[k] = task_rows
     rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
     for (_, members), task_rows in zip(tasks, done, strict=True):
         for i, r in zip(members, task_rows, strict=True):
