@@ -309,19 +309,6 @@ def test_compute_format_applies_to_numeric_questions_worded_to_compute():
     assert seen[-1][1]["properties"]["value"] == {"type": "number"}  # "": number_format for every question
 
 
-def test_compute_wider_reads_the_retry_context_first_for_questions_worded_to_compute():
-    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": "24"}', (0, 1): '{"units": [2], "value": "1507 - 24"}'})
-    setup = TypedSetup([{"role": "system", "content": "s"}])
-    member = [TypedMember(LEVELS, 0, 0.0)]
-    params = AnswerParams(compute_format="expression", compute_wider=True)
-    out = answer_question_typed(llm, "q1", "How many more kWh than MWh?", "kWh", member, params, setup)
-    assert llm.calls == [(0, 1)] and out[0].answer.answer_value == "1483"
-    answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, params, setup)  # not worded to compute
-    assert llm.calls[-1] == (0, 0)
-    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", member, AnswerParams(compute_wider=False), setup)
-    assert llm.calls[-1] == (0, 0)
-
-
 def test_members_can_write_numbers_in_different_formats():
     seen = []
 

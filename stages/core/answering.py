@@ -13,7 +13,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -54,9 +54,6 @@ class AnswerParams:
     quote_first: bool = False  # the reply copies the words that state the answer before giving it
     restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
     narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
-    # a question worded to compute reads the retry's wider context from the start: it needs two numbers,
-    # and the 700-token context often holds one
-    compute_wider: bool = False
     table_records: bool = True  # well-formed markdown tables are shown as records, "row: column = value; ..."
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
     # question kinds shown the worked examples; the others get the system prompt alone (measured: numeric
@@ -429,8 +426,6 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     tf = kind == "true_false"
     computes = kind == "numeric" and bool(params.compute_format) and reader.asks_to_compute(question)
     formats = [params.compute_format if computes else (m.number_format or params.number_format) for m in members]
-    if computes and params.compute_wider:
-        members = [replace(m, levels=m.levels[1:]) if len(m.levels) > 1 else m for m in members]
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK), attempts=0, grounded=False)
             for _ in members]
     readings: list[list[tuple[reader.Reading, list[reader.Unit]]]] = [[] for _ in members]
