@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
-CTX=(-S retrieve.max_context_tokens=1000)
+# v6's reader as it was measured: demonstrations for every kind, tables as grids (v8/v9 changed both)
+CTX=(-S retrieve.max_context_tokens=1000 -S 'answer.demo_kinds=[true_false,numeric,range,text]'
+     -S answer.table_records=false)
 run() { name=$1; shift; for n in 1 3; do
   suffix=$([ "$n" = 1 ] && echo "-n1" || echo "")
   "$PY" bench/answer_eval.py run --name "$name$suffix" --sets dev --limit 179 --step 179 --n "$n" "${CTX[@]}" "$@"
