@@ -22,7 +22,7 @@ from tqdm import tqdm
 from stages.core.concurrency import ordered_map
 from stages.core.llm import LLM
 from stages.core.normalize import normalize_value
-from stages.core.reader import TRUE_FALSE
+from stages.core.reader import TRUE_FALSE, question_kind
 from stages.core.table_records import table_records
 from stages.core.types import BLANK, Answer
 
@@ -393,8 +393,6 @@ def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
 def typed_kind(question: str, unit: str, params: AnswerParams) -> bool:
     """Whether the typed reader answers this question (its kind is in answer.typed_kinds);
     the others go to the free reader."""
-    from stages.core.reader import question_kind
-
     return question_kind(question, unit) in params.typed_kinds
 
 
@@ -503,8 +501,9 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     benchmark both call this, so they answer exactly alike. Up to `max_concurrency`
     (default: the client's `max_concurrency`, i.e. `llm.max_concurrency`) tasks run at
     once: (question, member) pairs for the free reader, whole questions for the typed
-    one; rows and log lines come out in (question, member) order whatever order the
-    calls finish in, so the output equals a sequential run's.
+    one; questions shown the worked examples run before the others (one prompt prefix at a
+    time for the server), and rows come out in (question, member) order whatever order the
+    calls run or finish in, so the output equals a sequential run's.
     """
     stats = getattr(llm, "stats", None)
     workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
@@ -520,8 +519,6 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     # questions that share a prompt prefix run one after another (those shown the demonstrations, then
     # the others), so that the server evaluates each prefix once instead of at every switch; rows are
     # put back in question order afterwards
-    from stages.core.reader import question_kind
-
     def shares_demos(task: tuple[dict[str, Any], list[int]]) -> bool:
         q = task[0]
         return setup is None or question_kind(q["question"], q.get("answer_unit") or BLANK) in setup.demo_kinds
