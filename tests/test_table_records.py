@@ -71,3 +71,8 @@ def test_the_reader_sees_records_only_when_asked():
     assert "ViT Large 4·V100: Hours = 90; kWh = 93.3" in seen[0] and "| 93.3 |" not in seen[0]
     assert "| 93.3 |" in seen[1]
     assert on[0].answer.answer_value == "93.3" and on[0].grounded
+
+
+def test_an_escaped_pipe_stays_inside_its_cell():
+    # cells are split as tables.table_parts splits them (tables.markdown_cells)
+    assert table_records("| Model | Size |\n|---|---|\n| a \\| b | 7B |") == "a | b: Size = 7B"

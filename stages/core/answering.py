@@ -390,12 +390,6 @@ def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
     return setup
 
 
-def typed_kind(question: str, unit: str, params: AnswerParams) -> bool:
-    """Whether the typed reader answers this question (its kind is in answer.typed_kinds);
-    the others go to the free reader."""
-    return question_kind(question, unit) in params.typed_kinds
-
-
 @dataclass
 class TypedMember:
     """One ensemble member of the typed reader on one question."""
@@ -511,19 +505,16 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     qs = list(questions.iter_rows(named=True))
     # free reader: one task per (question, member); typed reader: one task per question, whose
     # members run attempt-major so that they share the server's cached prompt
-    typed = {q["id"]: setup is not None and typed_kind(q["question"], q.get("answer_unit") or BLANK, params)
-             for q in qs}
+    kinds = {q["id"]: question_kind(q["question"], q.get("answer_unit") or BLANK) for q in qs}
+    typed = {qid: setup is not None and kind in params.typed_kinds for qid, kind in kinds.items()}
     tasks: list[tuple[dict[str, Any], list[int]]] = [
         t for q in qs for t in ([(q, list(range(ensemble.n)))] if typed[q["id"]]
                                 else [(q, [i]) for i in range(ensemble.n)])]
     # questions that share a prompt prefix run one after another (those shown the demonstrations, then
     # the others), so that the server evaluates each prefix once instead of at every switch; rows are
     # put back in question order afterwards
-    def shares_demos(task: tuple[dict[str, Any], list[int]]) -> bool:
-        q = task[0]
-        return setup is None or question_kind(q["question"], q.get("answer_unit") or BLANK) in setup.demo_kinds
-
-    order = sorted(range(len(tasks)), key=lambda k: not shares_demos(tasks[k]))
+    order = sorted(range(len(tasks)),
+                   key=lambda k: setup is not None and kinds[tasks[k][0]["id"]] not in setup.demo_kinds)
 
     def row(q: dict[str, Any], res: AnswerOutcome, seed: int) -> dict[str, Any]:
         a = res.answer

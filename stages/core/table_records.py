@@ -21,22 +21,20 @@ from __future__ import annotations
 
 import re
 
+from stages.core.tables import markdown_cells
+
 _SEPARATOR = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
 _NUMBER_TOKEN = re.compile(r"^[^A-Za-z]*\d[^A-Za-z]*$")
 MAX_HEADER_WORDS = 6  # a longer column name is several names glued together
 MAX_NUMBERS_PER_CELL = 2  # "0.70(0.54, 0.87)" is one value with its interval; more is glued columns
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def _grid(lines: list[str]) -> list[list[str]] | None:
     """Header + rows of a markdown table block, or None when it is not well-formed."""
     if len(lines) < 3 or not _SEPARATOR.match(lines[1].replace(" ", "")):
         return None
-    header = _cells(lines[0])
-    rows = [_cells(ln) for ln in lines[2:]]
+    header = markdown_cells(lines[0])
+    rows = [markdown_cells(ln) for ln in lines[2:]]
     width = len(header)
     if width < 2 or any(len(r) != width for r in rows) or not all(header[1:]):
         return None

@@ -264,6 +264,11 @@ def find_tables(lines: list[Line]) -> list[Line]:
     return [replace[k] if k in replace else ln for k, ln in enumerate(lines) if k not in taken or k in replace]
 
 
+def markdown_cells(line: str) -> list[str]:
+    """The cells of one markdown table line; an escaped pipe (\\|) stays inside its cell."""
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
 def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
     """(caption cut at CAPTION_CHARS_IN_ROW, header cells, data rows) of a (caption +) markdown
     table; a data row with no value is left out, so the rows line up with `table_row_sentences`."""
@@ -275,10 +280,10 @@ def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
             if not rows and line:
                 caption = f"{caption} {line}".strip()
             continue
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|"))]
+        cells = markdown_cells(line)
         if all(re.fullmatch(r":?-{2,}:?", c) for c in cells) or (rows and not any(cells)):
             continue  # the separator line, or an empty data row (the first line is the header, even empty)
-        rows.append([c.replace("\\|", "|") for c in cells])
+        rows.append(cells)
     if not rows:
         return caption, [], []
     if len(caption) > CAPTION_CHARS_IN_ROW:
