@@ -117,7 +117,8 @@ def miss_cause(row: dict[str, str], ctx_docs: set[str], doc_text: dict[str, str]
 
 
 def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], retriever: Retriever,
-             rp: RetrieveParams, nodes: pl.DataFrame, baselines: dict[str, object]) -> dict[str, object]:
+             rp: RetrieveParams, nodes: pl.DataFrame, baselines: dict[str, object],
+             budgets: tuple[int, ...]) -> dict[str, object]:
     embedder, cache = retriever.embedder, retriever.cache
     q_vecs, _ = embed_texts([r["question"] for r in labels.iter_rows(named=True)], embedder, cache, progress=False)
     retriever.prepare([q for qs in queries.values() for q in qs])
@@ -131,7 +132,7 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
     results: dict[str, dict[int, dict[str, float]]] = {"treerag": {}, "flat512": {}, "bm25win": {}}
     misses: list[dict[str, object]] = []
     latency_ms = 0.0
-    for budget in BUDGETS:
+    for budget in budgets:
         ours, fl, bw = [], [], []
         p = rp.scaled(budget / rp.max_context_tokens)  # depth and budget grow together, as in answer retries
         t0 = time.perf_counter()
@@ -192,7 +193,8 @@ def main() -> None:
     baselines = {"flat": flat, "flat_vecs": flat_vecs, "wins": wins,
                  "bm25": KeywordIndex([tokenize(w) for _, w in wins])}
 
-    report: dict[str, object] = {"queries": "planner" if args.plan else "question", "budgets": list(BUDGETS),
+    budgets = tuple(sorted({*BUDGETS, rp.max_context_tokens}))  # the default budget too: its misses are listed
+    report: dict[str, object] = {"queries": "planner" if args.plan else "question", "budgets": list(budgets),
                                  "overrides": args.set,
                                  "index_load_s": round(load_s, 2), "sets": {}}
     for set_name in args.sets:
@@ -202,14 +204,14 @@ def main() -> None:
         if args.plan:
             plan = pl.read_parquet(args.plan).sort("question_id", "query_index")
             queries.update({q: g["query"].to_list() for (q,), g in plan.group_by("question_id") if q in queries})
-        res = eval_set(set_name, labels, queries, retriever, rp, nodes, baselines)
+        res = eval_set(set_name, labels, queries, retriever, rp, nodes, baselines, budgets)
         report["sets"][set_name] = res  # type: ignore[index]
         n = next(iter(res["results"]["treerag"].values()))["answerable_questions"]  # type: ignore[index]
         print(f"\n{set_name}: {n} answerable ({res['figure_only']} figure-only), "
               f"gold-doc / evidence recall (evidence without figure-only), mean tokens; "
               f"treerag {res['ms_per_question']} ms/question")
-        print(f"| method | {' | '.join(f'{b} tokens' for b in BUDGETS)} |")
-        print(f"|---|{'---|' * len(BUDGETS)}")
+        print(f"| method | {' | '.join(f'{b} tokens' for b in budgets)} |")
+        print(f"|---|{'---|' * len(budgets)}")
         for method, by_budget in res["results"].items():  # type: ignore[union-attr]
             cells = [f"{m['gold_doc_recall']:.2f} / {m['evidence_recall']:.2f} ({m['evidence_recall_no_figures']:.2f})"
                      f" {m['mean_context_tokens']:.0f} tok" for m in by_budget.values()]
