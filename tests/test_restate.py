@@ -39,6 +39,10 @@ def test_answer_unit_scale(unit, expected) -> None:
     (10, ["no such number in 2030"], ["“10 million self-driving cars will be on the road"], "cars", 1e7),
     # zeros slipped: "32 billion" written as 32000000
     (32e6, ["XLNet outperformed BERT after training on 32 billion word-pieces"], [], "word-pieces", 32e9),
+    # the decimal point dropped: "6.1 billion" written as 61000000000 (dev d207)
+    (61e9, ["a large language model comprising over 6.1 billion parameters"], [], "parameters", 6.1e9),
+    # ... but a bare number is never rescaled by a power of ten (no magnitude word to restore)
+    (610, ["a model with 6.1 parameters"], [], "parameters", 610),
     # the unit conversion skipped: 100 ms asked in seconds, 1.3 GW asked in MW, 192 lbs asked in kg
     (100, ["a 100 Gb/s Omnipath fabric"], ["GPU usage at 100ms intervals"], "seconds", 0.1),
     (1.3, ["1.3 GW of storage capacity, up from 445 MW"], [], "MW", 1300),

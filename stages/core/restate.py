@@ -55,7 +55,9 @@ _MENTION = re.compile(
 _URL = re.compile(r"(?:https?://|www\s?\.)\S+(?:\s?\.\S+)*", re.I)  # "http://www .x.com/a-10" as PDFs break it
 # "tCO2e", "kg CO2eq", "lbs CO2e", "seconds": the answer unit's leading word
 _ANSWER_UNIT = re.compile(r"^\s*([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
-_POWERS_OF_1000 = (1e3, 1e6, 1e9, 1e12)
+# "32 billion" written as 32000000 (zeros slipped by thousands), "6.1 billion" as 61000000000 (the decimal
+# point dropped): the digits agree up to a power of ten
+_POWERS_OF_TEN = tuple(10.0 ** k for k in range(1, 13))
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def unit_scale(unit: str | None) -> tuple[str, float] | None:
 
 def _candidate(v: float, mention: Mention, target: tuple[str, float] | None, unit_magnitude: bool) -> float | None:
     """What the model meant by v if it copied this mention: v itself when the mention states v
-    in a compatible unit, the restated value when it dropped the magnitude, slipped its zeros or
+    in a compatible unit, the restated value when it dropped the magnitude, slipped its zeros or decimal point or
     skipped the unit conversion, None when the mention has nothing to do with v."""
     own = _SCALES.get(mention.unit)
     if own is not None and target is not None and own[0] != target[0]:
@@ -106,8 +108,8 @@ def _candidate(v: float, mention: Mention, target: tuple[str, float] | None, uni
         return None
     if close(mention.digits, v):
         return mention.value  # "772 billion" copied as 772
-    if mention.digits and any(close(v / mention.digits, p) or close(mention.digits / v, p) for p in _POWERS_OF_1000):
-        return mention.value  # "32 billion" written as 32000000
+    if mention.digits and any(close(v / mention.digits, p) or close(mention.digits / v, p) for p in _POWERS_OF_TEN):
+        return mention.value  # "32 billion" written as 32000000, "6.1 billion" as 61000000000
     return None
 
 
