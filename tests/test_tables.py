@@ -89,3 +89,29 @@ def test_caption_joins_a_table_extraction_already_found():
 
 def test_empty_header_cells_leave_bare_values():
     assert table_row_sentences("|  |  |\n|---|---|\n| a | 1 |") == ["a | 1"]
+
+
+def test_caption_with_the_word_split_and_no_colon():
+    # a PDF font that splits the word: "T able 2 HPC Resources" below its rows (zschache2025)
+    out = find_tables(lines(PROSE_BEFORE, "Cluster Capella Paula", "number of nodes 144 12",
+                            "single GPU max power 700W 165W", "T able 2 HPC Resources", PROSE_AFTER))
+    assert [ln.kind for ln in out] == ["text", "table", "text"]
+    assert out[1].text.startswith("Table 2 HPC Resources\n")
+    # prose that starts a line with "Table 1 shows" is no caption
+    out = find_tables(lines(PROSE_BEFORE, "Table 1 shows the energy per model", "BERT 12 13", "GPT 14 15", PROSE_AFTER))
+    assert all(ln.kind == "text" for ln in out)
+
+
+def test_a_caption_between_two_tables_follows_the_documents_habit():
+    # every caption of this document sits below its rows; "Table 2" has rows on both sides, more below,
+    # and takes those above it, leaving the rows below to "Table 3" (zschache2025's appendix, griggs2024's)
+    out = find_tables(lines(
+        PROSE_BEFORE,
+        "Model Hours", "BERT 12", "GPT 14", "Table 1: First.",
+        "Model Watts", "BERT 250", "GPT 300", "Table 2: Second.",
+        "Model Days", "BERT 3", "GPT 4", "T5 5", "Table 3: Third.",
+        PROSE_AFTER))
+    tables = {ln.text.splitlines()[0]: ln.text for ln in out if ln.kind == "table"}
+    assert set(tables) == {"Table 1: First.", "Table 2: Second.", "Table 3: Third."}
+    assert "| BERT | 250 |" in tables["Table 2: Second."]
+    assert "| BERT | 3 |" in tables["Table 3: Third."]

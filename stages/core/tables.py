@@ -30,7 +30,11 @@ from dataclasses import dataclass, field
 
 from .lines import Line
 
-TABLE_CAPTION = re.compile(r"^(?:table|tab\.)\s*([A-Z]?\d+|[IVXL]+)\s*[:.]\s*\S", re.I)
+# "Table 3: ...", "TAB. 2. ..."; and "T able B2 Comparison ..." without the colon, the word split by a PDF font
+# (zschache2025). IEEE's bare "TABLE II" line (title on the next line) is not read as a caption: measured with
+# it, the tables it adds (kim2025, xia2024, khan2025) come out too mangled to help (README, "Table captions").
+TABLE_CAPTION = re.compile(r"^(?:(?i:table|tab\.)\s*(?:[A-Z]?\d+|[IVXL]+)\s*[:.]\s*\S"
+                           r"|T able\s+[A-Z]?\d+\s+[A-Z][A-Za-z])")
 _OTHER_CAPTION = re.compile(r"^(?:fig(?:ure)?s?|chart|exhibit|plate)\.?\s*([A-Z]?\d+|[IVXL]+)\b", re.I)
 # a cell value: 11,023 / 0.70(0.54, / 74% / $433–$1472 / 2.4x / 269k / 1.5e-3 (a digit, no letters but
 # one unit suffix); or a filler: N/A, ±, – (a missing value)
@@ -222,12 +226,30 @@ def _table_from(lines: list[Line], caption: str, idx: list[int]) -> Table:
     return t
 
 
+def _caption_side(lines: list[Line]) -> int | None:
+    """Where this document's captions sit: -1 when its tables are above their captions, +1 below,
+    None when undecided. Counted on the captions with rows on one side only, it settles the captions
+    between two tables (zschache2025 captions every table below it, so "Table B2" sits between the
+    rows of B2 and those of B3)."""
+    votes = 0
+    for i, ln in enumerate(lines):
+        if ln.kind != "text" or not TABLE_CAPTION.match(ln.text):
+            continue
+        end = _caption_end(lines, i)
+        n_up = sum(row_like(lines[k].text) for k in _run(lines, i - 1, -1, set(range(i, end))))
+        n_down = sum(row_like(lines[k].text) for k in _run(lines, end, 1, set(range(i, end))))
+        if (n_up >= 2) != (n_down >= 2):
+            votes += -1 if n_up >= 2 else 1
+    return None if votes == 0 else -1 if votes < 0 else 1
+
+
 def find_tables(lines: list[Line]) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
+    side = _caption_side(lines)
     i = 0
     while i < len(lines):
         ln = lines[i]
@@ -237,6 +259,7 @@ def find_tables(lines: list[Line]) -> list[Line]:
         end = _caption_end(lines, i)
         caption = " ".join(lines[k].text for k in range(i, end))
         caption = re.sub(r"(?<=[a-z])- (?=[a-z])", "", caption)  # 'com- mon' -> 'common'
+        caption = re.sub(r"^T able\b", "Table", caption)  # searchable as the word the document wrote
         neighbours = [k for k in (i - 1, end) if 0 <= k < len(lines) and k not in taken]
         found = next((k for k in neighbours if lines[k].kind == "table"), None)
         if found is not None:
@@ -251,7 +274,10 @@ def find_tables(lines: list[Line]) -> list[Line]:
         below = _run(lines, end, 1, taken | cap_idx)
         n_up = sum(row_like(lines[k].text) for k in above)
         n_down = sum(row_like(lines[k].text) for k in below)
-        idx = above if n_up >= n_down else below
+        if min(n_up, n_down) >= 2 and side is not None:
+            idx = above if side < 0 else below  # rows on both sides: the document's own habit decides
+        else:
+            idx = above if n_up >= n_down else below
         if len(idx) < 2:
             i = end
             continue
