@@ -146,6 +146,21 @@ def test_limit_answers_a_fixed_random_prefix(tmp_path: Path) -> None:
     assert res.summary["n"] == 2
 
 
+def test_questions_shown_as_worked_examples_are_not_scored(tmp_path: Path) -> None:
+    labels = tmp_path / "dev.csv"
+    labels.write_text(LABELS)
+    params = _params(1)
+    params["answer"]["demos"] = ["d2"]
+    params["answer"]["demo_file"] = str(labels)
+    res = run_config(KeyedLLM(), params, labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
+    assert sorted(res.verdicts["id"].to_list()) == ["d1", "d3"]
+    assert res.summary["held_out_demos"] == ["d2"] and res.summary["n"] == 2
+    # demonstrations from another file hold nothing back
+    params["answer"]["demo_file"] = str(ROOT / "data" / "wattbot" / "dev_QA.csv")
+    res = run_config(KeyedLLM(), params, labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
+    assert res.summary["n"] == 3 and res.summary["held_out_demos"] == []
+
+
 def test_plot_by_type_writes_a_png(tmp_path: Path) -> None:
     from stages.core.answer_eval import plot_by_type
 

@@ -120,19 +120,31 @@ def sample_order(ids: list[str]) -> list[str]:
     return sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
 
 
+def shown_demos(ap: AnswerParams, questions_path: Path, ids: list[str]) -> list[str]:
+    """The ids of this questions file that the prompt shows as worked examples (none when the
+    demonstrations come from another file)."""
+    if not ap.demos or Path(ap.demo_file).resolve() != Path(questions_path).resolve():
+        return []
+    return [q for q in ids if q in set(ap.demos)]
+
+
 def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts: pl.DataFrame,
                metadata_path: Path, desc: str = "answer", limit: int | None = None) -> EvalRun:
     """Answer the file's questions with the params' answer/ensemble/vote sections and score them.
 
     ``limit``: only the first ``limit`` questions of ``sample_order`` (a random sample
-    that grows by prefix, so a longer run reuses every reply of a shorter one).
+    that grows by prefix, so a longer run reuses every reply of a shorter one). The
+    questions shown as worked examples (``answer.demos``, when they come from this file)
+    are never scored: the prompt would hold their answers.
     """
+    ap = section(AnswerParams, "answer", params)
     labels = read_questions(questions_path)
+    shown = shown_demos(ap, questions_path, labels["id"].to_list())
+    labels = labels.filter(~pl.col("id").is_in(shown))
     if limit is not None and limit < labels.height:
         keep = sample_order(labels["id"].to_list())[:limit]
         labels = labels.filter(pl.col("id").is_in(keep)).sort(
             pl.col("id").replace_strict({q: i for i, q in enumerate(keep)}, return_dtype=pl.Int64))
-    ap = section(AnswerParams, "answer", params)
     ens = section(EnsembleParams, "ensemble", params)
     llm_params = section(LLMParams, "llm", params)
     meta = read_metadata(metadata_path)
@@ -158,6 +170,7 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
         "grounded_share": round(float(all_rows["grounded"].mean()), 3) if "grounded" in all_rows.columns else None,
         "calls": int(all_rows["attempts"].sum()), "cache_hits": int(all_rows["cache_hits"].sum()),
     }
+    summary["held_out_demos"] = shown
     summary["member_scores"] = [score_members(labels, [m], vote, urls)[2]["score"] for m in members]
     summary["true_false_confusion"] = true_false_confusion(verdicts)
     return EvalRun(members, submission, verdicts, summary)
