@@ -125,7 +125,8 @@ def shown_demos(ap: AnswerParams, questions_path: Path, ids: list[str]) -> list[
     demonstrations come from another file)."""
     if not ap.demos or Path(ap.demo_file).resolve() != Path(questions_path).resolve():
         return []
-    return [q for q in ids if q in set(ap.demos)]
+    demos = set(ap.demos)
+    return [q for q in ids if q in demos]
 
 
 def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts: pl.DataFrame,
