@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stages.core import reader
-from stages.core.answering import (AnswerParams, ContextBlock, TypedMember, TypedSetup, answer_question_typed,
+from stages.core.answering import (AnswerParams, ContextBlock, EnsembleParams, TypedMember, TypedSetup, answer_question_typed,
                                    member_view)
 from stages.core.dataio import InputError
 from stages.core.demos import demo_messages
@@ -218,7 +218,7 @@ def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
                             (1, 1): '{"units": [2], "value": 1507}',
                             (2, 0): '{"units": [1], "value": 77}',
                             (2, 1): '{"units": [1], "value": 78}'})  # ungrounded twice
-    members = [TypedMember(LEVELS, seed, 0.0) for seed in (0, 1, 2)]
+    members = [TypedMember(LEVELS, seed, 0.7) for seed in (0, 1, 2)]  # sampled: every member asks
     setup = TypedSetup([{"role": "system", "content": "s"}])
     params = AnswerParams(max_retries=1, retry_ungrounded=True, abstain="model")
     outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
@@ -233,6 +233,25 @@ def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
     once = answer_question_typed(llm, "q1", "Energy?", "MWh", members[1:2], AnswerParams(max_retries=1,
                                                                                           retry_ungrounded=False), setup)
     assert once[0].answer.answer_value == "99" and once[0].attempts == 1
+
+
+def test_greedy_members_with_the_same_request_share_one_reply():
+    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 24}', (1, 0): '{"units": [1], "value": 99}',
+                            (2, 0): '{"units": [1], "value": 77}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}, {"role": "user", "content": "demo"}],
+                       bare=[{"role": "system", "content": "s"}], demo_kinds=("true_false",))
+    params = AnswerParams(max_retries=0)
+    members = [TypedMember(LEVELS, 0, 0.0), TypedMember(LEVELS, 1, 0.0), TypedMember(LEVELS, 2, 0.7)]
+    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
+    assert llm.calls == [(0, 0), (2, 0)]  # member 1 asks what member 0 asked, greedily: no second call
+    assert [o.answer.answer_value for o in outs] == ["24", "24", "77"]
+    assert outs[1].attempts == 1 and outs[1].prompt_tokens == 0 and outs[0].prompt_tokens == 100
+    # a member shown other demonstrations, or reading another view, asks for itself
+    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 24}', (1, 0): '{"units": [1], "value": 99}'})
+    answer_question_typed(llm, "q1", "Energy?", "MWh",
+                          [TypedMember(LEVELS, 0, 0.0), TypedMember(LEVELS, 1, 0.0, extra_demo_kinds=("numeric",))],
+                          params, setup)
+    assert llm.calls == [(0, 0), (1, 0)]
 
 
 def test_member_views():
@@ -369,7 +388,7 @@ def test_typed_kinds_send_the_other_questions_to_the_free_reader():
     rows = answer_members(llm, "m", qs, {"t1": LEVELS[:1], "n1": LEVELS[:1]},
                           AnswerParams(reader="typed", typed_kinds=["true_false"], max_retries=0, tf_logprobs=False,
                                        demos=[], max_tokens=384),
-                          EnsembleParams(n=2), {"patterson2021"}, max_concurrency=1)
+                          EnsembleParams(n=2, temperatures=[0.0, 0.7]), {"patterson2021"}, max_concurrency=1)
     assert llm.calls == ["answer_true_false", "answer_true_false", "answer", "answer"]
     assert [r["answer_value"] for r in rows[0]] == ["0", "24"]
     assert [r["question_id"] for r in rows[1]] == ["t1", "n1"]
@@ -417,6 +436,70 @@ def test_demo_kinds_are_validated():
 
     with pytest.raises(ParamError, match="demo_kinds"):
         AnswerParams(demo_kinds=["numbers"]).validate()
+    with pytest.raises(ParamError, match="ensemble.extra_demo_kinds"):
+        EnsembleParams(extra_demo_kinds=[[], ["numbers"]]).validate()
+    with pytest.raises(ParamError, match="ensemble.extra_demo_kinds"):
+        EnsembleParams(extra_demo_kinds=["numeric"]).validate()  # a kind, not a member's list of kinds
+    EnsembleParams(extra_demo_kinds=[[], ["numeric", "range"]]).validate()
+
+
+def test_members_can_be_shown_different_demonstrations():
+    import polars as pl
+
+    from stages.core.answering import answer_members
+
+    @dataclass
+    class Recorder:
+        calls: list[tuple[int, int]] = field(default_factory=list)  # (seed, messages)
+
+        def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
+            self.calls.append((seed, len(messages)))
+            return Completion(text='{"units": [1], "value": 24}', prompt_tokens=10, completion_tokens=5,
+                              finish_reason="stop")
+
+    qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
+    params = AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"], demo_kinds=["true_false"])
+    llm = Recorder()
+    # member 1 is shown the worked examples for numeric questions, members 0 and 2 (cycling) are not
+    answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params,
+                   EnsembleParams(n=3, temperatures=[0.0, 0.7, 0.7], extra_demo_kinds=[[], ["numeric"]]),
+                   {"patterson2021"},
+                   max_concurrency=1)
+    assert llm.calls == [(0, 2), (1, 6), (2, 2)]
+    llm = Recorder()
+    answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params,
+                   EnsembleParams(n=2, temperatures=[0.0, 0.7], extra_demo_kinds=[]), {"patterson2021"},
+                   max_concurrency=1)
+    assert llm.calls == [(0, 2), (1, 2)]  # empty: answer.demo_kinds alone for every member
+
+
+def test_greedy_members_send_one_seed_and_share_identical_requests():
+    import polars as pl
+
+    from stages.core.answering import answer_members
+
+    @dataclass
+    class Recorder:
+        calls: list[tuple[int, float, str]] = field(default_factory=list)  # (seed, temperature, first unit)
+
+        def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
+            first = messages[-1]["content"].split("[1]")[1].split("\n")[0].strip()
+            self.calls.append((seed, temperature, first))
+            return Completion(text='{"units": [1], "value": 24}', prompt_tokens=10, completion_tokens=5,
+                              finish_reason="stop")
+
+    two = [[ContextBlock("patterson2021", "GShard used 24 MWh."), ContextBlock("strubell2019", "BERT used 24 MWh.")]]
+    qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
+    llm = Recorder()
+    rows = answer_members(llm, "m", qs, {"n1": two}, AnswerParams(max_retries=0, tf_logprobs=False, demos=[]),
+                          EnsembleParams(n=4, seed=5, views=["as_is", "reversed", "as_is", "as_is"],
+                                         temperatures=[0.0, 0.0, 0.0, 0.7]),
+                          {"patterson2021", "strubell2019"}, max_concurrency=1)
+    # member 1 reads another view with seed 5, not 6; member 2 asks what member 0 asked (no call); member 3 samples
+    assert llm.calls == [(5, 0.0, "patterson2021: GShard used 24 MWh."), (5, 0.0, "strubell2019: BERT used 24 MWh."),
+                         (8, 0.7, "patterson2021: GShard used 24 MWh.")]
+    assert [r[0]["seed"] for r in rows] == [5, 6, 7, 8]  # the rows keep each member's own seed
+    assert [r[0]["prompt_tokens"] for r in rows] == [10, 10, 0, 10]
 
 
 def test_quote_first_asks_for_the_stating_words_before_the_answer():

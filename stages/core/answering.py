@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 import polars as pl
 from tqdm import tqdm
@@ -22,9 +22,11 @@ from tqdm import tqdm
 from stages.core.concurrency import ordered_map
 from stages.core.llm import LLM
 from stages.core.normalize import normalize_value
-from stages.core.reader import TRUE_FALSE, question_kind
+from stages.core.reader import TRUE_FALSE, Kind, question_kind
 from stages.core.table_records import table_records
 from stages.core.types import BLANK, Answer
+
+KINDS: tuple[str, ...] = get_args(Kind)  # question kinds (reader.question_kind)
 
 log = logging.getLogger("treerag.answer")
 
@@ -68,7 +70,7 @@ class AnswerParams:
         if self.reader not in ("free", "typed"):
             raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
         for name, kinds in (("typed_kinds", self.typed_kinds), ("demo_kinds", self.demo_kinds)):
-            bad = [k for k in kinds if k not in ("true_false", "numeric", "range", "text")]
+            bad = [k for k in kinds if k not in KINDS]
             if bad:
                 raise ParamError(f"params.yaml: answer.{name} has unknown kinds {bad}: use true_false, numeric, "
                                  "range, text")
@@ -94,12 +96,15 @@ class EnsembleParams:
     seed: int = 0
     # member i reads the context as views[i % len(views)]: as_is | reversed (units in reverse
     # order) | wider (the first retry's larger context)
-    views: list[str] = field(default_factory=lambda: ["as_is"])
+    views: list[str] = field(default_factory=lambda: ["reversed", "as_is", "reversed"])
     # typed reader: member i samples at temperatures[i % len]; empty = answer.temperature for all
-    temperatures: list[float] = field(default_factory=lambda: [0.0, 0.7, 0.7])
+    temperatures: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     # typed reader: member i writes numbers as number_formats[i % len] (json | text | expression);
     # empty = answer.number_format for all. Members that differ in format, not only in sampling noise
     number_formats: list[str] = field(default_factory=list)
+    # typed reader: member i shows the worked examples to extra_demo_kinds[i % len] besides
+    # answer.demo_kinds; empty = answer.demo_kinds alone for all. Members that differ in what they were shown
+    extra_demo_kinds: list[list[str]] = field(default_factory=lambda: [[], [], ["numeric"]])
 
     def validate(self) -> None:
         from stages.core.params import ParamError
@@ -114,6 +119,10 @@ class EnsembleParams:
         if bad:
             raise ParamError(f"params.yaml: ensemble.number_formats={self.number_formats!r}: each must be json, "
                              "text or expression")
+        for kinds in self.extra_demo_kinds:
+            if not isinstance(kinds, list) or any(k not in KINDS for k in kinds):
+                raise ParamError(f"params.yaml: ensemble.extra_demo_kinds={self.extra_demo_kinds!r}: each member's "
+                                 f"entry must be a list (maybe empty) of question kinds from {KINDS}")
 
 
 VIEWS = ("as_is", "reversed", "wider")
@@ -341,13 +350,16 @@ def answer_question(
     return out
 
 
-def _add_cost(out: AnswerOutcome, reply: Any) -> None:
+def _add_cost(out: AnswerOutcome, reply: Any, shared: bool = False) -> None:
+    """Count one attempt; a reply ``shared`` with an earlier member (the same greedy request) cost nothing."""
     out.attempts += 1
+    out.raw.append(reply.text)
+    if shared:
+        return
     out.prompt_tokens += reply.prompt_tokens
     out.completion_tokens += reply.completion_tokens
     out.latency_s += reply.latency_s
     out.cache_hits += reply.cached
-    out.raw.append(reply.text)
     out.prompt_evaluated += reply.prompt_evaluated if reply.prompt_evaluated >= 0 else reply.prompt_tokens
 
 
@@ -366,8 +378,10 @@ class TypedSetup:
     bare: list[dict[str, str]] | None = None
     demo_kinds: tuple[str, ...] = ()
 
-    def prefix_for(self, kind: str) -> list[dict[str, str]]:
-        return self.prefix if self.bare is None or kind in self.demo_kinds else self.bare
+    def prefix_for(self, kind: str, extra_kinds: Sequence[str] = ()) -> list[dict[str, str]]:
+        """The prefix for a question of ``kind``; ``extra_kinds`` (a member's own) are shown the demos too."""
+        shown = kind in self.demo_kinds or kind in extra_kinds
+        return self.prefix if self.bare is None or shown else self.bare
 
 
 def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
@@ -398,6 +412,7 @@ class TypedMember:
     seed: int
     temperature: float
     number_format: str = ""  # "" = answer.number_format
+    extra_demo_kinds: tuple[str, ...] = ()  # kinds shown the worked examples besides answer.demo_kinds
 
 
 def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, members: Sequence[TypedMember],
@@ -408,7 +423,9 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     so the server's cached prompt (demos + context) serves every member and only the
     first pays for evaluating it. A blank or (retry_ungrounded) ungrounded reading is
     retried with the next, wider level; per member the first grounded reading wins, else
-    the first non-blank one.
+    the first non-blank one. A greedy (temperature 0) member whose request is exactly an earlier
+    member's at the same level (same view, prefix and format) shares that member's reply instead of
+    asking again: the seed does not change a greedy reply.
     """
     from stages.core import reader
 
@@ -423,21 +440,24 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     readings: list[list[tuple[reader.Reading, list[reader.Unit]]]] = [[] for _ in members]
     done = [False] * len(members)
     for level in range(params.max_retries + 1):
+        greedy: dict[str, Any] = {}  # this level's greedy requests -> their replies
         for m, member in enumerate(members):
             if done[m] or level >= len(member.levels) or not member.levels[level]:
                 continue
             units = [reader.Unit(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media)
                      for b in member.levels[level]]
             msg = reader.user_message(question, unit, kind, units, formats[m], params.quote_first)
-            reply = llm.complete(
-                [*setup.prefix_for(kind), {"role": "user", "content": msg}],
-                temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
-                response_format=reader.response_format(kind, len(units), number_format=formats[m],
-                                                       allow_null=params.abstain != "never",
-                                                       quote=params.quote_first),
-                **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}),
-            )
-            _add_cost(outs[m], reply)
+            messages = [*setup.prefix_for(kind, member.extra_demo_kinds), {"role": "user", "content": msg}]
+            response_format = reader.response_format(kind, len(units), number_format=formats[m],
+                                                     allow_null=params.abstain != "never", quote=params.quote_first)
+            key = json.dumps([messages, response_format], sort_keys=True) if member.temperature == 0 else ""
+            shared = key in greedy
+            reply = greedy[key] if shared else llm.complete(
+                messages, temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
+                response_format=response_format, **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}))
+            if key:
+                greedy[key] = reply
+            _add_cost(outs[m], reply, shared)
             data = reader.parse_json(reply.text) if reply.finish_reason != "length" else None
             if data is None:
                 log.warning("%s: unusable reply (finish=%s): %r", question_id, reply.finish_reason, reply.text[:120])
@@ -481,7 +501,7 @@ MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String)}
 
 def _nth(values: Sequence[Any], i: int, default: Any) -> Any:
     """Member i's setting from a per-member list that cycles (ensemble.views, temperatures,
-    number_formats); ``default`` when the list is empty."""
+    number_formats, extra_demo_kinds); ``default`` when the list is empty."""
     return values[i % len(values)] if values else default
 
 
@@ -537,10 +557,13 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
         if setup is not None and typed[q["id"]]:
             temps = [_nth(ensemble.temperatures, i, params.temperature) for i in members]
             fmts = [_nth(ensemble.number_formats, i, "") for i in members]
+            extra = [tuple(_nth(ensemble.extra_demo_kinds, i, [])) for i in members]
+            # a greedy reply does not depend on the seed: greedy members all send ensemble.seed, so a
+            # member asking what another member or run asked greedily finds its reply in the cache
             results = answer_question_typed(
                 llm, q["id"], q["question"], unit,
-                [TypedMember(v, s_, t, f) for v, s_, t, f in zip(views, seeds, temps, fmts, strict=True)], params,
-                setup)
+                [TypedMember(v, s_ if t else ensemble.seed, t, f, x)
+                 for v, s_, t, f, x in zip(views, seeds, temps, fmts, extra, strict=True)], params, setup)
         else:
             results = [answer_question(llm, q["id"], q["question"], unit, v, params, s_, corpus_ids)
                        for v, s_ in zip(views, seeds, strict=True)]
