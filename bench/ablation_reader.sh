@@ -8,8 +8,7 @@
 #
 #   bench/ablation_reader.sh        # v10 (today's tree and contexts, units as retrieved) -> ablation_v10.md
 #   bench/ablation_reader.sh v9     # v9, on the contexts retrieved before v10's table captions -> ablation_v9.md
-#   bench/ablation_reader.sh v11    # v11, the default: v10 reading the units in reverse order (not run yet:
-#                                   # every prompt is new, ~1.5 h on 2 cores) -> ablation_v11.md
+#   bench/ablation_reader.sh v11    # v11, the default: v10 reading the units in reverse order -> ablation_v11.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
