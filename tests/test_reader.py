@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from stages.core import reader
-from stages.core.answering import (AnswerParams, ContextBlock, EnsembleParams, TypedMember, TypedSetup, answer_question_typed,
-                                   member_view)
+from stages.core.answering import (AnswerParams, ContextBlock, EnsembleParams, TypedMember, TypedSetup,
+                                   answer_question_typed, member_view)
 from stages.core.dataio import InputError
 from stages.core.demos import demo_messages
 from stages.core.llm import Completion
@@ -443,34 +443,38 @@ def test_demo_kinds_are_validated():
     EnsembleParams(extra_demo_kinds=[[], ["numeric", "range"]]).validate()
 
 
+@dataclass
+class NumberRecorder:
+    """Answers every numeric call with unit 1 and 24; records (seed, temperature, messages) per call."""
+
+    calls: list[tuple[int, float, list[dict[str, str]]]] = field(default_factory=list)
+
+    def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
+        self.calls.append((seed, temperature, messages))
+        return Completion(text='{"units": [1], "value": 24}', prompt_tokens=10, completion_tokens=5,
+                          finish_reason="stop")
+
+
 def test_members_can_be_shown_different_demonstrations():
     import polars as pl
 
     from stages.core.answering import answer_members
 
-    @dataclass
-    class Recorder:
-        calls: list[tuple[int, int]] = field(default_factory=list)  # (seed, messages)
-
-        def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
-            self.calls.append((seed, len(messages)))
-            return Completion(text='{"units": [1], "value": 24}', prompt_tokens=10, completion_tokens=5,
-                              finish_reason="stop")
-
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
     params = AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"], demo_kinds=["true_false"])
-    llm = Recorder()
+    llm = NumberRecorder()
     # member 1 is shown the worked examples for numeric questions, members 0 and 2 (cycling) are not
     answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params,
                    EnsembleParams(n=3, temperatures=[0.0, 0.7, 0.7], extra_demo_kinds=[[], ["numeric"]]),
                    {"patterson2021"},
                    max_concurrency=1)
-    assert llm.calls == [(0, 2), (1, 6), (2, 2)]
-    llm = Recorder()
+    assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 2), (1, 6), (2, 2)]
+    llm = NumberRecorder()
     answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params,
                    EnsembleParams(n=2, temperatures=[0.0, 0.7], extra_demo_kinds=[]), {"patterson2021"},
                    max_concurrency=1)
-    assert llm.calls == [(0, 2), (1, 2)]  # empty: answer.demo_kinds alone for every member
+    # empty: answer.demo_kinds alone for every member
+    assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 2), (1, 2)]
 
 
 def test_greedy_members_send_one_seed_and_share_identical_requests():
@@ -478,26 +482,18 @@ def test_greedy_members_send_one_seed_and_share_identical_requests():
 
     from stages.core.answering import answer_members
 
-    @dataclass
-    class Recorder:
-        calls: list[tuple[int, float, str]] = field(default_factory=list)  # (seed, temperature, first unit)
-
-        def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
-            first = messages[-1]["content"].split("[1]")[1].split("\n")[0].strip()
-            self.calls.append((seed, temperature, first))
-            return Completion(text='{"units": [1], "value": 24}', prompt_tokens=10, completion_tokens=5,
-                              finish_reason="stop")
-
     two = [[ContextBlock("patterson2021", "GShard used 24 MWh."), ContextBlock("strubell2019", "BERT used 24 MWh.")]]
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
-    llm = Recorder()
+    llm = NumberRecorder()
     rows = answer_members(llm, "m", qs, {"n1": two}, AnswerParams(max_retries=0, tf_logprobs=False, demos=[]),
                           EnsembleParams(n=4, seed=5, views=["as_is", "reversed", "as_is", "as_is"],
                                          temperatures=[0.0, 0.0, 0.0, 0.7]),
                           {"patterson2021", "strubell2019"}, max_concurrency=1)
     # member 1 reads another view with seed 5, not 6; member 2 asks what member 0 asked (no call); member 3 samples
-    assert llm.calls == [(5, 0.0, "patterson2021: GShard used 24 MWh."), (5, 0.0, "strubell2019: BERT used 24 MWh."),
-                         (8, 0.7, "patterson2021: GShard used 24 MWh.")]
+    first_units = [m[-1]["content"].split("[1]")[1].split("\n")[0].strip() for _, _, m in llm.calls]
+    assert [(seed, t) for seed, t, _ in llm.calls] == [(5, 0.0), (5, 0.0), (8, 0.7)]
+    assert first_units == ["patterson2021: GShard used 24 MWh.", "strubell2019: BERT used 24 MWh.",
+                           "patterson2021: GShard used 24 MWh."]
     assert [r[0]["seed"] for r in rows] == [5, 6, 7, 8]  # the rows keep each member's own seed
     assert [r[0]["prompt_tokens"] for r in rows] == [10, 10, 0, 10]
 
