@@ -3,7 +3,9 @@
 Questions are the outer loop and members the inner one, so the server reuses the
 cached context prefix and members 1..n-1 pay only for generation. Every call goes
 through the persistent response cache: a killed run, or a larger `ensemble.n`,
-pays only for calls not made before.
+pays only for calls not made before. With `ensemble.early_stop` a member is not
+asked a question whose vote the members before it have already decided (its row is
+marked `skipped`); the vote stage then gives the same submission as with every member.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from stages.core.artifacts import read_parquet, write_parquet
 from stages.core.dataio import read_metadata, read_questions
 from stages.core.llm import LLMParams, llm_session
 from stages.core.params import load_params, section
+from stages.core.voting import VoteParams
 
 OUT_DIR = Path("artifacts/answers")
 
@@ -38,12 +41,16 @@ def main() -> None:
     contexts = load_contexts()
     llm_params = section(LLMParams, "llm", params)
     with llm_session(llm_params) as llm:
-        rows = answer_members(llm, llm_params.model, questions, contexts, ap, ens, corpus_ids)
+        rows = answer_members(llm, llm_params.model, questions, contexts, ap, ens, corpus_ids,
+                              vote=section(VoteParams, "vote", params))
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)
-            logging.info("answer: member %d (seed %d): %d calls, %d cache hits, %d new", i, ens.seed + i, calls,
-                         hits, calls - hits)
+            shared = sum(int(r["shared"]) for r in member)
+            skipped = sum(bool(r["skipped"]) for r in member)
+            logging.info("answer: member %d (seed %d): %d calls, %d cache hits, %d shared with an earlier member, "
+                         "%d new, %d questions skipped (vote already decided)", i, ens.seed + i, calls, hits, shared,
+                         calls - hits - shared, skipped)
         logging.info("answer: %s", llm.stats.summary())
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     for i, member in enumerate(rows):

@@ -66,7 +66,9 @@ def test_run_config_votes_members_and_scores_officially(tmp_path: Path) -> None:
     labels = tmp_path / "dev.csv"
     labels.write_text(LABELS)
     llm = KeyedLLM()
-    res = run_config(llm, _params(3), labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
+    params = _params(3)
+    params["ensemble"]["early_stop"] = False
+    res = run_config(llm, params, labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
     assert llm.calls == [0, 1, 2] * 3  # questions outer, members inner
     # d1: members 24, 4.3, 24 -> 24 wins; d2 right; d3 answered on a blank truth -> 0.75 officially
     by_id = dict(zip(res.verdicts["id"].to_list(), res.verdicts["score"].to_list(), strict=True))
@@ -77,6 +79,27 @@ def test_run_config_votes_members_and_scores_officially(tmp_path: Path) -> None:
     assert res.summary["cost"]["prompt_tokens_per_question"] == pytest.approx(300)
     assert res.summary["cost"]["llm_s_per_question"] == pytest.approx(6.0)
     assert re.fullmatch(r"\['patterson2021'\]", res.submission["ref_id"][0])
+
+
+def test_early_stop_skips_decided_members_and_votes_the_same(tmp_path: Path) -> None:
+    labels = tmp_path / "dev.csv"
+    labels.write_text(LABELS)
+    full_llm, early_llm = KeyedLLM(), KeyedLLM()
+    params = _params(3)
+    params["ensemble"]["early_stop"] = False
+    full = run_config(full_llm, params, labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
+    params["ensemble"]["early_stop"] = True
+    early = run_config(early_llm, params, labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
+    # d1: members 0 and 1 disagree (24 vs 4.3), so member 2 is asked; on d2 and d3 they agree: not asked
+    assert early_llm.calls == [0, 1, 2, 0, 1, 0, 1]
+    assert early.submission.equals(full.submission)
+    assert early.summary["cost"]["skipped_answers"] == 2 and early.summary["cost"]["calls"] == 7
+    assert early.summary["member_scores"][:2] == full.summary["member_scores"][:2]
+    assert early.summary["member_scores"][2] is None  # member 2 answered only d1: no score of its own
+    params["vote"]["strategy"] = "union"  # union merges every winner's refs: a skipped member could add one
+    union_llm = KeyedLLM()
+    run_config(union_llm, params, labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
+    assert union_llm.calls == [0, 1, 2] * 3
 
 
 def test_type_table_has_every_type_and_all() -> None:

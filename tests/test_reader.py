@@ -465,7 +465,8 @@ def test_members_can_be_shown_different_demonstrations():
     llm = NumberRecorder()
     # member 1 is shown the worked examples for numeric questions, members 0 and 2 (cycling) are not
     answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params,
-                   EnsembleParams(n=3, temperatures=[0.0, 0.7, 0.7], extra_demo_kinds=[[], ["numeric"]]),
+                   EnsembleParams(n=3, temperatures=[0.0, 0.7, 0.7], extra_demo_kinds=[[], ["numeric"]],
+                                  early_stop=False),
                    {"patterson2021"},
                    max_concurrency=1)
     assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 2), (1, 6), (2, 2)]
@@ -487,7 +488,7 @@ def test_greedy_members_send_one_seed_and_share_identical_requests():
     llm = NumberRecorder()
     rows = answer_members(llm, "m", qs, {"n1": two}, AnswerParams(max_retries=0, tf_logprobs=False, demos=[]),
                           EnsembleParams(n=4, seed=5, views=["as_is", "reversed", "as_is", "as_is"],
-                                         temperatures=[0.0, 0.0, 0.0, 0.7]),
+                                         temperatures=[0.0, 0.0, 0.0, 0.7], early_stop=False),
                           {"patterson2021", "strubell2019"}, max_concurrency=1)
     # member 1 reads another view with seed 5, not 6; member 2 asks what member 0 asked (no call); member 3 samples
     first_units = [m[-1]["content"].split("[1]")[1].split("\n")[0].strip() for _, _, m in llm.calls]

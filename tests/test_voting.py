@@ -8,7 +8,7 @@ import pytest
 from stages.core.dataio import InputError
 from stages.core.params import ParamError, load_params, section
 from stages.core.types import Answer
-from stages.core.voting import VoteParams, read_submission_answers, vote_all, vote_question
+from stages.core.voting import VoteParams, read_submission_answers, vote_all, vote_decided, vote_question
 
 
 def ans(value: str, refs: list[str], note: str = "", qid: str = "q1") -> Answer:
@@ -224,3 +224,47 @@ def test_params_section() -> None:
 def test_params_yaml_vote_section() -> None:
     p = section(VoteParams, "vote", load_params(Path(__file__).parents[1] / "params.yaml"))
     assert isinstance(p, VoteParams)
+
+
+# --- early stop (ensemble.early_stop) ------------------------------------------------------------
+
+# 10.009 equals 10 and 10.018 (within 0.1 %), but 10 and 10.018 differ: grouping is not transitive
+EARLY_VALUES = ["10", "10.009", "10.018", "4.3", "is_blank"]
+EARLY_OPTIONS = [Answer("q1", v, v, "W", refs, v, v, grounded)
+                 for v in EARLY_VALUES for refs in (["a"], ["a", "b"]) for grounded in (True, False)]
+
+
+@pytest.mark.parametrize("strategy", ["answer_priority", "ref_priority", "independent"])
+@pytest.mark.parametrize("ignore_blank", [True, False])
+@pytest.mark.parametrize("prefer_grounded", [True, False])
+def test_a_decided_vote_is_the_vote_whatever_the_rest_answer(strategy, ignore_blank, prefer_grounded) -> None:
+    import itertools
+
+    vp = VoteParams(strategy=strategy, ignore_blank=ignore_blank, prefer_grounded=prefer_grounded)  # type: ignore[arg-type]
+    decided = 0
+    for full in itertools.product(EARLY_OPTIONS, repeat=3):  # every 3-member ballot
+        full = list(full)
+        for k in (1, 2):
+            if vote_decided(full[:k], 3, vp):
+                decided += 1
+                assert vote_question(full[:k], vp) == vote_question(full, vp), (k, full)
+    assert decided >= 16 * len(EARLY_OPTIONS)  # it does stop: 16 deciding pairs, each with every 3rd answer
+
+
+def test_vote_is_not_decided_by_a_minority_or_for_merging_strategies() -> None:
+    a, b = ans("10", ["a"]), ans("20", ["a"])
+    assert vote_decided([a, a], 3, params()) and not vote_decided([a, a], 4, params())  # 2 of 4 is no majority
+    assert not vote_decided([a, b], 3, params())
+    assert not vote_decided([a, ans("10", ["b"])], 3, params())  # same value, other refs: the 3rd could tip them
+    for strategy in ("union", "intersection"):  # a skipped member could add or remove a ref
+        assert not vote_decided([a, a], 3, params(strategy))
+    assert not vote_decided([a, a], 3, VoteParams(extra_submissions=["other.csv"]))  # voters it cannot count
+    ungrounded = Answer("q1", "10", "10", "W", ["a"], grounded=False)
+    assert not vote_decided([ungrounded, ungrounded], 3, params())  # one grounded later answer would drop both
+    assert not vote_decided([blank(), blank()], 3, params())
+
+
+def test_members_not_asked_do_not_vote() -> None:
+    members = [{"q1": ans("10", ["a"])}, {"q1": ans("20", ["b"])}, {"q1": None}]
+    assert vote_all(members, ["q1"], params(ignore_blank=False))[0].answer_value == "10"  # 1-1 tie: first member
+    assert vote_all([{"q1": None}], ["q1"], params())[0].is_blank

@@ -126,12 +126,16 @@ def ensemble_curve(members: Sequence[dict[str, Answer]], labels: pl.DataFrame, p
     return pl.DataFrame(rows, schema=CURVE_SCHEMA)
 
 
-def member_table(members: Sequence[dict[str, Answer]], seeds: Sequence[int], labels: pl.DataFrame,
+def member_table(members: Sequence[dict[str, Answer | None]], seeds: Sequence[int], labels: pl.DataFrame,
                  params: VoteParams) -> pl.DataFrame:
-    """Each member scored alone: the per-seed spread that `stages.compare` feeds to Welch's t-test."""
+    """Each member scored alone: the per-seed spread that `stages.compare` feeds to Welch's t-test.
+    A member that was not asked some questions (ensemble.early_stop) has no score alone (nulls)."""
     vp = dataclasses.replace(params, extra_submissions=[])
     ids = labels["id"].to_list()
-    rows = [{"member": i, "seed": seed, **_curve_row(_score_answers(labels, vote_all([m], ids, vp)))}
+    empty = {"score": None, "value": None, "ref": None, "na": None, "strict_score": None}
+    rows = [{"member": i, "seed": seed,
+             **(empty if any(m.get(q, True) is None for q in ids)
+                else _curve_row(_score_answers(labels, vote_all([m], ids, vp))))}
             for i, (m, seed) in enumerate(zip(members, seeds, strict=True))]
     return pl.DataFrame(rows, schema=MEMBER_SCHEMA)
 

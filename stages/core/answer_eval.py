@@ -152,12 +152,13 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
     urls = doc_urls(meta)
     t0 = time.perf_counter()
     rows = answer_members(llm, llm_params.model, labels, context_blocks(contexts), ap, ens,
-                          set(meta["id"].to_list()), desc=desc)
+                          set(meta["id"].to_list()), desc=desc, vote=section(VoteParams, "vote", params))
     wall = time.perf_counter() - t0
     members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
     vote = section(VoteParams, "vote", params)
     submission, verdicts, summary = score_members(labels, members, vote, urls)
     all_rows = pl.concat(members)
+    asked = all_rows.filter(~pl.col("skipped")) if "skipped" in all_rows.columns else all_rows
     n_q = max(labels.height, 1)
     summary["cost"] = {
         "questions": labels.height, "members": ens.n,
@@ -168,11 +169,16 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
         # prompt tokens the server really evaluated (the rest reused from its prompt cache)
         "prompt_evaluated_per_question": round(float(all_rows["prompt_evaluated"].sum()) / n_q, 1)
         if "prompt_evaluated" in all_rows.columns else None,
-        "grounded_share": round(float(all_rows["grounded"].mean()), 3) if "grounded" in all_rows.columns else None,
+        "grounded_share": round(float(asked["grounded"].mean()), 3) if "grounded" in asked.columns else None,
         "calls": int(all_rows["attempts"].sum()), "cache_hits": int(all_rows["cache_hits"].sum()),
+        # attempts answered by an earlier member's identical greedy request (no request sent)
+        "shared_replies": int(all_rows["shared"].sum()) if "shared" in all_rows.columns else None,
+        "skipped_answers": all_rows.height - asked.height,  # members not asked: the vote was decided
     }
     summary["held_out_demos"] = shown
-    summary["member_scores"] = [score_members(labels, [m], vote, urls)[2]["score"] for m in members]
+    # a member that skipped questions (ensemble.early_stop) has no score of its own
+    summary["member_scores"] = [None if "skipped" in m.columns and m["skipped"].any()
+                                else score_members(labels, [m], vote, urls)[2]["score"] for m in members]
     summary["true_false_confusion"] = true_false_confusion(verdicts)
     return EvalRun(members, submission, verdicts, summary)
 

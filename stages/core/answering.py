@@ -9,6 +9,7 @@ truncated or empty reply counts as an abstention and is retried.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -25,6 +26,7 @@ from stages.core.normalize import normalize_value
 from stages.core.reader import TRUE_FALSE, Kind, question_kind
 from stages.core.table_records import table_records
 from stages.core.types import BLANK, Answer
+from stages.core.voting import VoteParams, vote_decided
 
 KINDS: tuple[str, ...] = get_args(Kind)  # question kinds (reader.question_kind)
 
@@ -96,7 +98,7 @@ class EnsembleParams:
     seed: int = 0
     # member i reads the context as views[i % len(views)]: as_is | reversed (units in reverse
     # order) | wider (the first retry's larger context)
-    views: list[str] = field(default_factory=lambda: ["reversed", "as_is", "reversed"])
+    views: list[str] = field(default_factory=lambda: ["reversed", "reversed", "as_is"])
     # typed reader: member i samples at temperatures[i % len]; empty = answer.temperature for all
     temperatures: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     # typed reader: member i writes numbers as number_formats[i % len] (json | text | expression);
@@ -104,7 +106,10 @@ class EnsembleParams:
     number_formats: list[str] = field(default_factory=list)
     # typed reader: member i shows the worked examples to extra_demo_kinds[i % len] besides
     # answer.demo_kinds; empty = answer.demo_kinds alone for all. Members that differ in what they were shown
-    extra_demo_kinds: list[list[str]] = field(default_factory=lambda: [[], [], ["numeric"]])
+    extra_demo_kinds: list[list[str]] = field(default_factory=lambda: [[], ["numeric"], []])
+    # ask member i only while the vote of members 0..i-1 could still change (voting.vote_decided):
+    # the same submission as asking every member, for fewer calls
+    early_stop: bool = True
 
     def validate(self) -> None:
         from stages.core.params import ParamError
@@ -160,6 +165,8 @@ class AnswerOutcome:
     raw: list[str] = field(default_factory=list)
     grounded: bool = True
     prompt_evaluated: int = 0  # prompt tokens the server evaluated (not served from its prompt cache)
+    skipped: bool = False  # not asked: the earlier members had decided the vote (ensemble.early_stop)
+    shared: int = 0  # attempts answered by an earlier member's identical greedy request (no call)
 
 
 SYSTEM = (
@@ -355,6 +362,7 @@ def _add_cost(out: AnswerOutcome, reply: Any, shared: bool = False) -> None:
     out.attempts += 1
     out.raw.append(reply.text)
     if shared:
+        out.shared += 1
         return
     out.prompt_tokens += reply.prompt_tokens
     out.completion_tokens += reply.completion_tokens
@@ -416,7 +424,8 @@ class TypedMember:
 
 
 def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, members: Sequence[TypedMember],
-                          params: AnswerParams, setup: TypedSetup) -> list[AnswerOutcome]:
+                          params: AnswerParams, setup: TypedSetup,
+                          greedy: dict[str, Any] | None = None) -> list[AnswerOutcome]:
     """Every member's typed answer to one question (stages/core/reader.py).
 
     Attempt-major: all members ask with context level 0 before any retries with level 1,
@@ -425,7 +434,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     retried with the next, wider level; per member the first grounded reading wins, else
     the first non-blank one. A greedy (temperature 0) member whose request is exactly an earlier
     member's at the same level (same view, prefix and format) shares that member's reply instead of
-    asking again: the seed does not change a greedy reply.
+    asking again: the seed does not change a greedy reply. ``greedy`` (request -> reply) carries
+    those replies over from an earlier call for other members of the same question.
     """
     from stages.core import reader
 
@@ -439,8 +449,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             for _ in members]
     readings: list[list[tuple[reader.Reading, list[reader.Unit]]]] = [[] for _ in members]
     done = [False] * len(members)
+    greedy = {} if greedy is None else greedy  # greedy requests (with their context level) -> their replies
     for level in range(params.max_retries + 1):
-        greedy: dict[str, Any] = {}  # this level's greedy requests -> their replies
         for m, member in enumerate(members):
             if done[m] or level >= len(member.levels) or not member.levels[level]:
                 continue
@@ -507,7 +517,8 @@ def _nth(values: Sequence[Any], i: int, default: Any) -> Any:
 
 def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
                    params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
-                   desc: str = "answer", max_concurrency: int | None = None) -> list[list[dict[str, Any]]]:
+                   desc: str = "answer", max_concurrency: int | None = None,
+                   vote: VoteParams | None = None) -> list[list[dict[str, Any]]]:
     """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
 
     Questions are the outer loop so that the server reuses the cached context prefix
@@ -517,7 +528,9 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     once: (question, member) pairs for the free reader, whole questions for the typed
     one; questions shown the worked examples run before the others (one prompt prefix at a
     time for the server), and rows come out in (question, member) order whatever order the
-    calls run or finish in, so the output equals a sequential run's.
+    calls run or finish in, so the output equals a sequential run's. With ``ensemble.early_stop``
+    the members of a question are asked in order, the first majority together, and a member is
+    skipped (row ``skipped``, no call) once the vote (``vote``, the vote stage's params) is decided.
     """
     stats = getattr(llm, "stats", None)
     workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
@@ -527,8 +540,10 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     # members run attempt-major so that they share the server's cached prompt
     kinds = {q["id"]: question_kind(q["question"], q.get("answer_unit") or BLANK) for q in qs}
     typed = {qid: setup is not None and kind in params.typed_kinds for qid, kind in kinds.items()}
+    early = ensemble.early_stop and ensemble.n > 1
+    vote = vote or VoteParams()
     tasks: list[tuple[dict[str, Any], list[int]]] = [
-        t for q in qs for t in ([(q, list(range(ensemble.n)))] if typed[q["id"]]
+        t for q in qs for t in ([(q, list(range(ensemble.n)))] if typed[q["id"]] or early
                                 else [(q, [i]) for i in range(ensemble.n)])]
     # questions that share a prompt prefix run one after another (those shown the demonstrations, then
     # the others), so that the server evaluates each prefix once instead of at every switch; rows are
@@ -545,29 +560,41 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
             "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
             "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
             "cache_hits": res.cache_hits, "model": model, "seed": seed, "grounded": res.grounded,
-            "prompt_evaluated": res.prompt_evaluated,
+            "prompt_evaluated": res.prompt_evaluated, "skipped": res.skipped, "shared": res.shared,
         }
 
     def answer_task(task: tuple[dict[str, Any], list[int]]) -> list[dict[str, Any]]:
         q, members = task
         unit = q.get("answer_unit") or BLANK
         ctx = contexts.get(q["id"], [[]])
-        seeds = [ensemble.seed + i for i in members]
-        views = [member_view(ctx, _nth(ensemble.views, i, "as_is")) for i in members]
-        if setup is not None and typed[q["id"]]:
-            temps = [_nth(ensemble.temperatures, i, params.temperature) for i in members]
-            fmts = [_nth(ensemble.number_formats, i, "") for i in members]
-            extra = [tuple(_nth(ensemble.extra_demo_kinds, i, [])) for i in members]
-            # a greedy reply does not depend on the seed: greedy members all send ensemble.seed, so a
-            # member asking what another member or run asked greedily finds its reply in the cache
-            results = answer_question_typed(
-                llm, q["id"], q["question"], unit,
-                [TypedMember(v, s_ if t else ensemble.seed, t, f, x)
-                 for v, s_, t, f, x in zip(views, seeds, temps, fmts, extra, strict=True)], params, setup)
-        else:
-            results = [answer_question(llm, q["id"], q["question"], unit, v, params, s_, corpus_ids)
-                       for v, s_ in zip(views, seeds, strict=True)]
-        return [row(q, res, s_) for res, s_ in zip(results, seeds, strict=True)]
+        greedy: dict[str, Any] = {}  # this question's greedy requests -> replies, shared across ask() calls
+
+        def ask(idx: list[int]) -> list[AnswerOutcome]:
+            views = [member_view(ctx, _nth(ensemble.views, i, "as_is")) for i in idx]
+            if setup is not None and typed[q["id"]]:
+                # a greedy reply does not depend on the seed: greedy members all send ensemble.seed, so a
+                # member asking what another member or run asked greedily finds its reply in the cache
+                return answer_question_typed(
+                    llm, q["id"], q["question"], unit,
+                    [TypedMember(v, ensemble.seed + i if (t := _nth(ensemble.temperatures, i, params.temperature))
+                                 else ensemble.seed, t, _nth(ensemble.number_formats, i, ""),
+                                 tuple(_nth(ensemble.extra_demo_kinds, i, [])))
+                     for v, i in zip(views, idx, strict=True)], params, setup, greedy)
+            return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
+                    for v, i in zip(views, idx, strict=True)]
+
+        if not early:
+            results = ask(members)
+        else:  # the first majority together (they share the cached prompt), then one at a time
+            majority = ensemble.n // 2 + 1
+            results = ask(members[:majority])
+            for i in members[majority:]:
+                if vote_decided([dataclasses.replace(r.answer, grounded=r.grounded) for r in results],
+                                ensemble.n, vote):
+                    results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
+                else:
+                    results += ask([i])
+        return [row(q, res, ensemble.seed + i) for res, i in zip(results, members, strict=True)]
 
     with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="call") as bar:
         def progress(done_rows: list[dict[str, Any]]) -> None:

@@ -94,7 +94,8 @@ def _member_scores(text: str | None) -> list[float]:
     if not text:
         return []
     df = pl.read_csv(io.StringIO(text))
-    return [float(x) for x in df["score"].to_list()] if "score" in df.columns else []
+    # a member skipped by ensemble.early_stop has no score of its own (an empty cell)
+    return [float(x) for x in df["score"].to_list() if x is not None] if "score" in df.columns else []
 
 
 def load_run(spec: str, repo: Path = Path("."), submission_path: str = SUBMISSION_PATH,
