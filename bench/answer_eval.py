@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, ensemble_curve,  # noqa: E402
-                                     plot_by_type, plot_curve, retrieve_contexts, run_config, runs_table,
-                                     table_markdown, type_table)
+                                     plot_by_type, plot_curve, retrieve_contexts, run_config, run_cost, runs_table,
+                                     same_work_speed, table_markdown, type_table)
 from stages.core.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
 from stages.core.voting import VoteParams  # noqa: E402
 from stages.core.llm import LLMParams, llm_session  # noqa: E402
@@ -159,6 +159,26 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_speed(args: argparse.Namespace) -> int:
+    """B's cost against A's on the questions both ran, and the machine-speed ratio from the member
+    calls both made with the same work (so that runs made on different days compare)."""
+    for set_name in args.sets:
+        folders = [OUT / name / set_name for name in (args.a, args.b)]
+        runs = [sorted(f.glob("run_*.parquet"), key=lambda p: int(p.stem.split("_")[1])) for f in folders]
+        if not all(runs):
+            print(f"speed: {set_name}: not run yet: {args.a if not runs[0] else args.b}", file=sys.stderr)
+            continue
+        a, b = ([pl.read_parquet(p) for p in r] for r in runs)
+        ids = sorted(set(a[0]["question_id"].to_list()) & set(b[0]["question_id"].to_list()))
+        ca, cb = run_cost(a, ids), run_cost(b, ids)
+        print(f"{set_name} ({len(ids)} questions both ran): {args.a} {ca}; {args.b} {cb}")
+        for i, j in ((i, j) for i in range(len(a)) for j in range(len(b))):
+            s = same_work_speed(a[i], b[j])
+            if s["calls"]:
+                print(f"  same work, {args.a} member {i} vs {args.b} member {j}: {s}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     setup_logging()  # INFO, without one "HTTP Request" line per call
     parser = argparse.ArgumentParser(prog="bench/answer_eval.py", description=__doc__,
@@ -189,8 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     tab.add_argument("names", nargs="+", help="run names; the first is the base of the deltas")
     tab.add_argument("--out", required=True, help="writes bench/results/answer_eval/<out>.md and .json")
     tab.add_argument("--sets", nargs="+", default=["dev", "train"])
+    spd = sub.add_parser("speed", help="B's LLM cost against A's on the questions both ran, and the machine-speed "
+                                       "ratio from calls both made with the same work (no LLM call)")
+    spd.add_argument("a")
+    spd.add_argument("b")
+    spd.add_argument("--sets", nargs="+", default=["dev", "train"])
     args = parser.parse_args(argv)
-    return {"run": cmd_run, "compare": cmd_compare, "curve": cmd_curve, "table": cmd_table}[args.cmd](args)
+    return {"run": cmd_run, "compare": cmd_compare, "curve": cmd_curve, "table": cmd_table,
+            "speed": cmd_speed}[args.cmd](args)
 
 
 if __name__ == "__main__":

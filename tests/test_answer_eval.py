@@ -219,3 +219,20 @@ def test_ensemble_curve_votes_the_first_k_members(tmp_path: Path) -> None:
     assert worse[0]["score"] == pytest.approx(2.0 / 3, abs=1e-4)  # member 1 alone: d1 wrong (0.25)
     assert all(p["low"] <= p["score"] <= p["high"] for p in pts + worse)
     assert plot_curve({"dev": pts}, "t", tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_same_work_speed_pairs_only_calls_with_equal_work_and_run_cost_counts_per_question() -> None:
+    from stages.core.answer_eval import run_cost, same_work_speed
+
+    def rows(lat: list[float], prompt: list[int]) -> pl.DataFrame:
+        return pl.DataFrame({"question_id": ["a", "b", "c"], "latency_s": lat, "prompt_tokens": prompt,
+                             "prompt_evaluated": prompt, "completion_tokens": [5, 5, 5]})
+
+    old = rows([10.0, 20.0, 30.0], [100, 200, 300])
+    new = rows([12.0, 0.0, 99.0], [100, 200, 301])  # b shared (no time), c other work: only a pairs
+    s = same_work_speed(old, new)
+    assert s["calls"] == 1 and s["b_over_a"] == pytest.approx(1.2)
+    cost = run_cost([old, new.with_columns(pl.lit(0.0).alias("latency_s"))], ["a", "b"])
+    assert cost == {"questions": 2, "llm_s_per_question": pytest.approx(15.0),
+                    "prompt_evaluated_per_question": pytest.approx(300.0),
+                    "completion_tokens_per_question": pytest.approx(10.0)}

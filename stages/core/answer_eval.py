@@ -325,3 +325,28 @@ def plot_curve(points: dict[str, list[dict[str, Any]]], title: str, path: Path) 
     ax.set_xticks(sorted({p["n"] for pts in points.values() for p in pts}))
     ax.set_ylim(0, 1)
     return _save(fig, ax, title, path)
+
+
+def run_cost(members: list[pl.DataFrame], ids: list[str]) -> dict[str, float]:
+    """What a run's members cost on the questions ``ids``: recorded LLM seconds, prompt tokens
+    evaluated and completion tokens per question (cached replies keep their first latency)."""
+    rows = pl.concat([m.select("question_id", "latency_s", "prompt_tokens", "completion_tokens",
+                               *(["prompt_evaluated"] if "prompt_evaluated" in m.columns else []))
+                      for m in members], how="diagonal").filter(pl.col("question_id").is_in(ids))
+    n = max(len(set(ids)), 1)
+    evaluated = rows["prompt_evaluated"] if "prompt_evaluated" in rows.columns else rows["prompt_tokens"]
+    return {"questions": len(set(ids)), "llm_s_per_question": round(float(rows["latency_s"].sum()) / n, 2),
+            "prompt_evaluated_per_question": round(float(evaluated.fill_null(0).sum()) / n, 1),
+            "completion_tokens_per_question": round(float(rows["completion_tokens"].sum()) / n, 1)}
+
+
+def same_work_speed(a: pl.DataFrame, b: pl.DataFrame) -> dict[str, float]:
+    """The machine-speed ratio of two runs from the calls they both made with the same work: rows of
+    the same question whose prompt, evaluated and completion token counts are equal and that cost
+    time in both (not shared, not skipped). Latencies of runs made on different days compare only through it."""
+    keys = ["question_id", "prompt_tokens", "completion_tokens"]
+    keys += ["prompt_evaluated"] if "prompt_evaluated" in a.columns and "prompt_evaluated" in b.columns else []
+    j = (a.filter(pl.col("latency_s") > 0).select(*keys, pl.col("latency_s").alias("a"))
+         .join(b.filter(pl.col("latency_s") > 0).select(*keys, pl.col("latency_s").alias("b")), on=keys))
+    sa, sb = float(j["a"].sum()), float(j["b"].sum())
+    return {"calls": j.height, "a_s": round(sa, 1), "b_s": round(sb, 1), "b_over_a": round(sb / sa, 3) if sa else float("nan")}
