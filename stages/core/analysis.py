@@ -132,7 +132,7 @@ def member_table(members: Sequence[dict[str, Answer | None]], seeds: Sequence[in
     A member that was not asked some questions (ensemble.early_stop) has no score alone (nulls)."""
     vp = dataclasses.replace(params, extra_submissions=[])
     ids = labels["id"].to_list()
-    empty = {"score": None, "value": None, "ref": None, "na": None, "strict_score": None}
+    empty = {k: None for k in MEMBER_SCHEMA if k not in ("member", "seed")}
     rows = [{"member": i, "seed": seed,
              **(empty if any(m.get(q, True) is None for q in ids)
                 else _curve_row(_score_answers(labels, vote_all([m], ids, vp))))}

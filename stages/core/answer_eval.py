@@ -150,12 +150,12 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
     llm_params = section(LLMParams, "llm", params)
     meta = read_metadata(metadata_path)
     urls = doc_urls(meta)
+    vote = section(VoteParams, "vote", params)
     t0 = time.perf_counter()
     rows = answer_members(llm, llm_params.model, labels, context_blocks(contexts), ap, ens,
-                          set(meta["id"].to_list()), desc=desc, vote=section(VoteParams, "vote", params))
+                          set(meta["id"].to_list()), desc=desc, vote=vote)
     wall = time.perf_counter() - t0
     members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
-    vote = section(VoteParams, "vote", params)
     submission, verdicts, summary = score_members(labels, members, vote, urls)
     all_rows = pl.concat(members)
     asked = all_rows.filter(~pl.col("skipped")) if "skipped" in all_rows.columns else all_rows

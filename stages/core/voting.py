@@ -105,8 +105,6 @@ def vote_decided(answers: list[Answer], n: int, params: VoteParams) -> bool:
     """
     if params.strategy not in EARLY_STOP_STRATEGIES or params.extra_submissions:
         return False
-    if params.ignore_blank and all(a.is_blank for a in answers):
-        return False
     if params.prefer_grounded and not any(a.grounded and not a.is_blank for a in answers):
         return False
     majority = n // 2 + 1
