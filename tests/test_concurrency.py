@@ -27,20 +27,21 @@ def test_results_and_logs_in_item_order_whatever_the_finishing_order(caplog):
 
 
 def test_runs_concurrently():
+    """Eight items wait at a barrier of eight: only eight workers running at once get past it
+    (a sequential loop would break the barrier), whatever the machine's speed."""
+    barrier = threading.Barrier(8, timeout=60)
     active, peak, lock = [0], [0], threading.Lock()
 
     def work(_: int) -> None:
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(0.1)
+        barrier.wait()
         with lock:
             active[0] -= 1
 
-    t0 = time.perf_counter()
     ordered_map(work, range(16), max_workers=8)
     assert peak[0] == 8
-    assert time.perf_counter() - t0 < 0.1 * 16 / 2  # sequential would take 1.6 s
 
 
 def test_one_worker_is_a_plain_loop_in_the_calling_thread():
@@ -109,7 +110,7 @@ def test_throttle_blocks_new_requests_until_the_backoff_ends():
     t0 = time.monotonic()
     with th.slot():
         waited = time.monotonic() - t0
-    assert 0.25 <= waited < 1.0
+    assert waited >= 0.25  # a lower bound only: a busy machine may wait longer, never less
 
 
 def test_throttle_never_exceeds_its_limit():

@@ -3,6 +3,7 @@ rows equal a sequential run's, a 429 pauses the whole pool, library loggers stay
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from contextlib import contextmanager
 
@@ -19,11 +20,9 @@ N_Q = 12
 QUESTIONS = questions(N_Q)
 
 
-def run_answers(base_url: str, concurrency: int, **llm: object) -> tuple[list[list[dict]], float, int]:
-    """(rows, wall s, the most requests the client had in flight)."""
-    t0 = time.perf_counter()
-    rows, peak = run(base_url, concurrency, N_Q, 2, **llm)
-    return rows, time.perf_counter() - t0, peak
+def run_answers(base_url: str, concurrency: int, **llm: object) -> tuple[list[list[dict]], int]:
+    """(rows, the most requests the client had in flight)."""
+    return run(base_url, concurrency, N_Q, 2, **llm)
 
 
 def without_timing(rows: list[list[dict]]) -> list[list[dict]]:
@@ -33,22 +32,22 @@ def without_timing(rows: list[list[dict]]) -> list[list[dict]]:
 def test_concurrent_answers_equal_sequential_ones_and_overlap(tmp_path, monkeypatch):
     with FakeOpenAI(FakeConfig(latency_s=0.1)) as fake:
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "seq"))
-        seq, t_seq, peak_seq = run_answers(fake.base_url, 1)
+        seq, peak_seq = run_answers(fake.base_url, 1)
         assert peak_seq == fake.state.max_in_flight == 1
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "par"))
-        par, t_par, peak_par = run_answers(fake.base_url, 8)
-        assert peak_par == 8 and fake.state.max_in_flight >= 2  # the server saw them overlap
+        par, peak_par = run_answers(fake.base_url, 8)
+        # overlap is proven by the server seeing several requests at once, not by wall time,
+        # which a busy CI machine blurs
+        assert peak_par == 8 and fake.state.max_in_flight >= 2
     assert without_timing(par) == without_timing(seq)
     assert [r["question_id"] for r in par[1]] == QUESTIONS["id"].to_list()
     assert all(r["seed"] == 1 for r in par[1]) and not any(r["is_blank"] for r in par[0])
-    assert t_seq >= 2 * N_Q * 0.1
-    assert t_par < t_seq / 2, (t_seq, t_par)  # ideal 1/8; margin for a busy CI machine
 
 
 def test_a_429_pauses_the_whole_pool_and_the_run_still_completes(tmp_path, monkeypatch):
     with FakeOpenAI(FakeConfig(latency_s=0.05)) as fake:
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "ref"))
-        ref, _, _ = run_answers(fake.base_url, 1)
+        ref, _ = run_answers(fake.base_url, 1)
     # record, under the throttle's own lock and clock, when each request passed the gate and
     # each backoff was decided (a busy machine cannot blur these, unlike the server's clock)
     passed: list[float] = []
@@ -72,7 +71,7 @@ def test_a_429_pauses_the_whole_pool_and_the_run_still_completes(tmp_path, monke
     pause = 0.3
     with FakeOpenAI(FakeConfig(latency_s=0.05, rate_limit_every=7, retry_after_s=pause)) as fake:
         monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "throttled"))
-        rows, _, _ = run_answers(fake.base_url, 6, max_attempts=1)  # a 429 does not use up max_attempts
+        rows, _ = run_answers(fake.base_url, 6, max_attempts=1)  # a 429 does not use up max_attempts
         refused = [r for r in fake.log if r.status == 429]
     assert without_timing(rows) == without_timing(ref)
     assert len(refused) >= 3 and len(backoffs) >= 1
@@ -124,23 +123,27 @@ def test_caption_vision_calls_run_concurrently_in_image_order(tmp_path, capsys):
                            "height": [99] * n, "has_pixels": [True] * n,
                            "nearby_caption": [f"Figure {i}." for i in range(n)], "order": [0] * n})
 
+    active, peak, lock = [0], [0], threading.Lock()
+
     def describe(png: bytes) -> str:
         i = int(png.decode()[3:])
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
         time.sleep(0.1 * (n - i))  # later images finish first
+        with lock:
+            active[0] -= 1
         if i in (2, 5):
             raise RuntimeError(f"vision down for {i}")
         return f"chart {i}"
 
-    t0 = time.perf_counter()
     seq, seq_stats = caption_images(images, describe, progress=False, max_workers=1)
-    t_seq = time.perf_counter() - t0
+    assert peak[0] == 1
     seq_err = capsys.readouterr().err
-    t0 = time.perf_counter()
     par, par_stats = caption_images(images, describe, progress=False, max_workers=8)
-    t_par = time.perf_counter() - t0
     assert par.equals(seq) and par_stats == seq_stats and seq_stats["vision_errors"] == 2
     assert capsys.readouterr().err == seq_err and seq_err.index("vision down for 2") < seq_err.index("for 5")
-    assert t_par < t_seq / 2
+    assert 2 <= peak[0] <= 8  # the vision calls overlapped, within max_workers
 
 
 def test_embeddings_endpoint_batches_run_concurrently_in_order(tmp_path):
@@ -155,17 +158,16 @@ def test_embeddings_endpoint_batches_run_concurrently_in_order(tmp_path):
             embedder = make_embedder(EmbedParams(base_url=fake.base_url, model="fake-embed", batch_size=8,
                                                  max_concurrency=c), retry=retry)
             cache = EmbeddingCache(tmp_path / f"e{c}_{every}.sqlite")
-            t0 = time.perf_counter()
             vecs, n_new = embed_texts(texts, embedder, cache, batch_size=8, progress=False)
-            results[(c, every)] = (vecs, time.perf_counter() - t0, embedder._throttle.max_in_flight, fake.log)
+            results[(c, every)] = (vecs, embedder._throttle.max_in_flight, fake.log)
             assert fake.state.max_in_flight == 1 if c == 1 else fake.state.max_in_flight >= 2  # overlap at the server
             cache.close()
         assert n_new == len(texts) and vecs.shape == (96, 16)
-    seq, t_seq, peak_seq, _ = results[(1, 0)]
-    par, t_par, peak_par, log = results[(6, 0)]
+    seq, peak_seq, _ = results[(1, 0)]
+    par, peak_par, log = results[(6, 0)]
     assert peak_seq == 1 and peak_par == 6 and len(log) == 1 + 96 // 8  # the probe, then 12 batches of 8
-    assert (par == seq).all() and t_par < t_seq / 2, (t_seq, t_par)
-    throttled, _, _, log = results[(6, 5)]
+    assert (par == seq).all()
+    throttled, _, log = results[(6, 5)]
     assert (throttled == seq).all() and any(r.status == 429 for r in log)
 
 
