@@ -225,7 +225,7 @@ def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
     assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1)]  # every level 0 before any retry
     # 1,507 kWh copied as 1507 for an answer in MWh is restated as 1.507 (restate.py)
     assert [o.answer.answer_value for o in outs] == ["24", "1.507", "77"]
-    assert [o.grounded for o in outs] == [True, True, False]
+    assert [o.answer.grounded for o in outs] == [True, True, False]
     assert outs[1].answer.ref_id == ["strubell2019"] and outs[1].attempts == 2
     abst = answer_question_typed(llm, "q1", "Energy?", "MWh", members[2:],
                                  AnswerParams(max_retries=1, retry_ungrounded=True, abstain="ungrounded"), setup)
@@ -320,7 +320,7 @@ def test_compute_format_applies_to_numeric_questions_worded_to_compute():
     out = answer_question_typed(llm, "q1", "How many more MWh than tCO2e?", "MWh", member, params, setup)
     assert seen[-1][1]["properties"]["value"]["pattern"] == reader.EXPRESSION_PATTERN
     assert "arithmetic expression" in seen[-1][0]
-    assert out[0].answer.answer_value == "19.7" and out[0].grounded  # both operands stated in the unit
+    assert out[0].answer.answer_value == "19.7" and out[0].answer.grounded  # both operands stated in the unit
     llm.replies[(0, 0)] = '{"units": [1], "value": 24}'
     answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, params, setup)  # not worded to compute
     assert seen[-1][1]["properties"]["value"] == {"type": "number"}

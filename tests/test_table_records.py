@@ -70,7 +70,7 @@ def test_the_reader_sees_records_only_when_asked():
     answer_question_typed(llm, "q", "ViT Large kWh?", "kWh", [member], AnswerParams(table_records=False), setup)
     assert "ViT Large 4·V100: Hours = 90; kWh = 93.3" in seen[0] and "| 93.3 |" not in seen[0]
     assert "| 93.3 |" in seen[1]
-    assert on[0].answer.answer_value == "93.3" and on[0].grounded
+    assert on[0].answer.answer_value == "93.3" and on[0].answer.grounded
 
 
 def test_an_escaped_pipe_stays_inside_its_cell():

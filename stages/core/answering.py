@@ -9,7 +9,6 @@ truncated or empty reply counts as an abstention and is retried.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import re
@@ -163,7 +162,6 @@ class AnswerOutcome:
     latency_s: float = 0.0
     cache_hits: int = 0
     raw: list[str] = field(default_factory=list)
-    grounded: bool = True
     prompt_evaluated: int = 0  # prompt tokens the server evaluated (not served from its prompt cache)
     skipped: bool = False  # not asked: the earlier members had decided the vote (ensemble.early_stop)
     shared: int = 0  # attempts answered by an earlier member's identical greedy request (no call)
@@ -445,7 +443,7 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     tf = kind == "true_false"
     computes = kind == "numeric" and bool(params.compute_format) and reader.asks_to_compute(question)
     formats = [params.compute_format if computes else (m.number_format or params.number_format) for m in members]
-    outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK), attempts=0, grounded=False)
+    outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
     readings: list[list[tuple[reader.Reading, list[reader.Unit]]]] = [[] for _ in members]
     done = [False] * len(members)
@@ -484,13 +482,12 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
         if not readings[m]:
             continue
         reading, units = next(((r, u) for r, u in readings[m] if r.grounded), readings[m][0])
-        out.grounded = reading.grounded
         if params.abstain == "ungrounded" and not reading.grounded:
             continue
         out.answer = Answer(question_id, answer=reading.value, answer_value=reading.value,
                             answer_unit=unit or BLANK, ref_id=reader.refs_for(reading, units),
                             explanation=reading.expression or BLANK,
-                            supporting_materials=reader.quote_for(reading, units))
+                            supporting_materials=reader.quote_for(reading, units), grounded=reading.grounded)
     return outs
 
 
@@ -559,7 +556,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
             "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
             "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
             "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
-            "cache_hits": res.cache_hits, "model": model, "seed": seed, "grounded": res.grounded,
+            "cache_hits": res.cache_hits, "model": model, "seed": seed, "grounded": a.grounded,
             "prompt_evaluated": res.prompt_evaluated, "skipped": res.skipped, "shared": res.shared,
         }
 
@@ -589,7 +586,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
             majority = ensemble.n // 2 + 1
             results = ask(members[:majority])
             for i in members[majority:]:
-                if vote_decided([dataclasses.replace(r.answer, grounded=r.grounded) for r in results],
+                if vote_decided([r.answer for r in results],
                                 ensemble.n, vote):
                     results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
                 else:
