@@ -586,8 +586,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
             majority = ensemble.n // 2 + 1
             results = ask(members[:majority])
             for i in members[majority:]:
-                if vote_decided([r.answer for r in results],
-                                ensemble.n, vote):
+                if vote_decided([r.answer for r in results], ensemble.n, vote):
                     results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
                 else:
                     results += ask([i])
