@@ -27,14 +27,27 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from stages.core.answer_eval import (apply_overrides, compare_verdicts, contexts_key, ensemble_curve,  # noqa: E402
-                                     plot_by_type, plot_curve, retrieve_contexts, run_config, run_cost, runs_table,
-                                     same_work_speed, table_markdown, type_table)
-from stages.core.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
-from stages.core.voting import VoteParams  # noqa: E402
-from stages.core.llm import LLMParams, llm_session  # noqa: E402
-from stages.core.logs import setup_logging  # noqa: E402
-from stages.core.params import load_params, section  # noqa: E402
+from bench.lib.answer_eval import (  # noqa: E402
+    apply_overrides,
+    compare_verdicts,
+    contexts_key,
+    ensemble_curve,
+    plot_by_type,
+    plot_curve,
+    retrieve_contexts,
+    run_config,
+    run_cost,
+    runs_table,
+    same_work_speed,
+    table_markdown,
+    type_table,
+)
+from stages.core.answer.voting import VoteParams  # noqa: E402
+from stages.core.common.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
+from stages.core.common.logs import setup_logging  # noqa: E402
+from stages.core.common.params import load_params, section  # noqa: E402
+from stages.core.llm.params import LLMParams  # noqa: E402
+from stages.core.llm.session import llm_session  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "answer_eval"
 SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" / "wattbot" / "train_QA.csv"}

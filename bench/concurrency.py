@@ -5,7 +5,7 @@
 
 A fake OpenAI-compatible endpoint (tests/fake_openai.py) on a loopback port answers
 every request after `--latency` seconds, deterministically from the request. The real
-answer code (answer_members → vote → submission, through stages.core.answer_eval.run_config
+answer code (answer_members → vote → submission, through bench.lib.answer_eval.run_config
 and the committed dev contexts) runs against it with a cold response cache per level. For
 each level: wall time, the ideal N·latency/c, the speed-up over c=1 and the sha256 of the
 submission (must be the same at every level). Then the same against a quota of `--quota-rps`
@@ -31,13 +31,20 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import polars as pl  # noqa: E402
-
 from fake_openai import FakeConfig, FakeOpenAI  # noqa: E402
-from stages.core.answer_eval import run_config  # noqa: E402
-from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder  # noqa: E402
-from stages.core.llm import LLMParams, RetryPolicy, llm_session  # noqa: E402
-from stages.core.logs import setup_logging  # noqa: E402
-from stages.core.params import load_params, section  # noqa: E402
+
+from bench.lib.answer_eval import run_config  # noqa: E402
+from stages.core.common.logs import setup_logging  # noqa: E402
+from stages.core.common.params import load_params, section  # noqa: E402
+from stages.core.embed.embedder import (  # noqa: E402
+    EmbeddingCache,
+    EmbedParams,
+    embed_texts,
+    make_embedder,
+)
+from stages.core.llm.params import LLMParams  # noqa: E402
+from stages.core.llm.retry import RetryPolicy  # noqa: E402
+from stages.core.llm.session import llm_session  # noqa: E402
 
 CONTEXTS = sorted((ROOT / "bench" / "results" / "answer_eval" / "contexts").glob("dev-*.parquet"))
 QUESTIONS = ROOT / "data" / "wattbot" / "dev_QA.csv"

@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 import pymupdf  # noqa: E402
 
-from stages.core import corpus_loaders  # noqa: E402
-from stages.core.corpus_loaders import ExtractParams, extract_corpus, to_frames  # noqa: E402
-from stages.core.params import load_params, section  # noqa: E402
-from stages.core.pdf_extract import find_page_tables  # noqa: E402
+from stages.core.common.params import load_params, section  # noqa: E402
+from stages.core.extract import loaders as corpus_loaders  # noqa: E402
+from stages.core.extract.loaders import ExtractParams, extract_corpus, to_frames  # noqa: E402
+from stages.core.extract.pdf import find_page_tables  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "extract_workers.json"
 WORDS = ("energy power GPU training inference carbon emissions data center model parameters water cooling "

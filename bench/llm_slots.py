@@ -30,11 +30,12 @@ sys.path.insert(0, str(ROOT))
 
 import polars as pl  # noqa: E402
 
-from stages.core.answer_eval import contexts_key, run_config  # noqa: E402
-from stages.core.llm import LLMParams, llm_session  # noqa: E402
-from stages.core.logs import setup_logging  # noqa: E402
-from stages.core.params import load_params, section  # noqa: E402
-from stages.core.paths import cache_dir  # noqa: E402
+from bench.lib.answer_eval import contexts_key, run_config  # noqa: E402
+from stages.core.common.logs import setup_logging  # noqa: E402
+from stages.core.common.params import load_params, section  # noqa: E402
+from stages.core.common.paths import cache_dir  # noqa: E402
+from stages.core.llm.params import LLMParams  # noqa: E402
+from stages.core.llm.session import llm_session  # noqa: E402
 
 QUESTIONS = ROOT / "data" / "wattbot" / "train_QA.csv"
 METADATA = ROOT / "data" / "wattbot" / "metadata.csv"

@@ -31,15 +31,21 @@ import polars as pl
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from stages.core.answer_eval import apply_overrides  # noqa: E402
-from stages.core.dataio import read_questions  # noqa: E402
-from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder  # noqa: E402
-from stages.core.keywords import KeywordIndex, tokenize, words  # noqa: E402
-from stages.core.params import load_params, section  # noqa: E402
-from stages.core.retrieval import RetrieveParams, count_tokens  # noqa: E402
-from stages.core.retrieval_metrics import evidence_found, retrieval_metrics  # noqa: E402
-from stages.core.retriever import Retriever  # noqa: E402
-from stages.core.scoring import is_blank, parse_ref_ids  # noqa: E402
+from bench.lib.answer_eval import apply_overrides  # noqa: E402
+from stages.core.common.dataio import read_questions  # noqa: E402
+from stages.core.common.params import load_params, section  # noqa: E402
+from stages.core.common.values import is_blank, ref_id_set  # noqa: E402
+from stages.core.embed.embedder import (  # noqa: E402
+    EmbeddingCache,
+    EmbedParams,
+    embed_texts,
+    make_embedder,
+)
+from stages.core.index.keywords import KeywordIndex, tokenize, words  # noqa: E402
+from stages.core.retrieve.metrics import evidence_found, retrieval_metrics  # noqa: E402
+from stages.core.retrieve.params import RetrieveParams  # noqa: E402
+from stages.core.retrieve.ranking import count_tokens  # noqa: E402
+from stages.core.retrieve.search import Retriever  # noqa: E402
 
 BUDGETS = (500, 1000, 2000)
 SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" / "wattbot" / "train_QA.csv"}
@@ -89,7 +95,7 @@ def figure_only(row: dict[str, str], doc_text: dict[str, str]) -> bool:
     label = f"{row.get('explanation') or ''} {row.get('supporting_materials') or ''}"
     if not _FIGURE.search(label) or _TABLE.search(label):
         return False
-    gold = parse_ref_ids(row.get("ref_id"))
+    gold = ref_id_set(row.get("ref_id"))
     text = "\n".join(doc_text.get(d, "") for d in gold)
     return not evidence_found(row.get("answer_value") or "", row.get("supporting_materials") or "", text)
 
@@ -102,7 +108,7 @@ def miss_cause(row: dict[str, str], ctx_docs: set[str], doc_text: dict[str, str]
     content words with the gold paragraph that holds the evidence), else other (ranking)."""
     if figure_only(row, doc_text):
         return "figure"
-    gold = parse_ref_ids(row.get("ref_id"))
+    gold = ref_id_set(row.get("ref_id"))
     if not gold & ctx_docs:
         return "named_paper"
     label = f"{row.get('explanation') or ''} {row.get('supporting_materials') or ''}"

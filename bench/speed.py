@@ -16,15 +16,15 @@ from pathlib import Path
 
 import lancedb
 import numpy as np
-import pyarrow as pa
 import polars as pl
+import pyarrow as pa
 
-from stages.core.dataio import read_questions
-from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
-from stages.core.params import load_params, section
-from stages.core.retrieval import RetrieveParams
-from stages.core.retriever import Retriever
-from stages.core.vectors import embed_tree
+from stages.core.common.dataio import read_questions
+from stages.core.common.params import load_params, section
+from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.embed.tree_vectors import embed_tree
+from stages.core.retrieve.params import RetrieveParams
+from stages.core.retrieve.search import Retriever
 
 RESULTS = Path("bench/results")
 

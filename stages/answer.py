@@ -14,14 +14,16 @@ from pathlib import Path
 
 import polars as pl
 
-from stages.core.answering import (MEMBER_SCHEMA_OVERRIDES, AnswerParams, ContextBlock, EnsembleParams,
-                                   answer_members, context_blocks)
-from stages.core.cli import run
-from stages.core.artifacts import read_parquet, write_parquet
-from stages.core.dataio import read_metadata, read_questions
-from stages.core.llm import LLMParams, llm_session
-from stages.core.params import load_params, section
-from stages.core.voting import VoteParams
+from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
+from stages.core.answer.params import AnswerParams, EnsembleParams
+from stages.core.answer.record import ContextBlock, context_blocks
+from stages.core.answer.voting import VoteParams
+from stages.core.common.artifacts import read_parquet, write_parquet
+from stages.core.common.cli import run
+from stages.core.common.dataio import read_metadata, read_questions
+from stages.core.common.params import load_params, section
+from stages.core.llm.params import LLMParams
+from stages.core.llm.session import llm_session
 
 OUT_DIR = Path("artifacts/answers")
 

@@ -3,10 +3,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stages.core.cli import run
-from stages.core.artifacts import read_parquet, write_json, write_parquet
-from stages.core.params import load_params, section
-from stages.core.tree import TreeParams, build_tree, doc_inputs, nodes_frame, tree_stats
+from stages.core.common.artifacts import read_parquet, write_json, write_parquet
+from stages.core.common.cli import run
+from stages.core.common.params import load_params, section
+from stages.core.tree.build import (
+    TreeParams,
+    build_tree,
+    doc_inputs,
+    nodes_frame,
+    tree_stats,
+)
 
 
 def main() -> None:

@@ -1,14 +1,21 @@
 """DVC stage caption: image nodes get text (vision endpoint, else the document's own caption);
-up to `llm.max_concurrency` vision requests at once."""
+up to `llm.max_concurrency` vision requests at once, through the cached LLM client."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from stages.core.cli import run
-from stages.core.artifacts import read_parquet, write_json, write_parquet
-from stages.core.captioning import CaptionParams, VisionParams, api_key_from_env, caption_images, openai_describer
-from stages.core.llm import LLMParams
-from stages.core.params import load_params, section
+from stages.core.caption.describe import (
+    CaptionParams,
+    VisionParams,
+    caption_images,
+    vision_describer,
+    vision_llm_params,
+)
+from stages.core.common.artifacts import read_parquet, write_json, write_parquet
+from stages.core.common.cli import run
+from stages.core.common.params import load_params, section
+from stages.core.llm.params import LLMParams
+from stages.core.llm.session import llm_session
 
 
 def main() -> None:
@@ -17,10 +24,11 @@ def main() -> None:
     cfg = section(CaptionParams, "caption", params)
     images = read_parquet("artifacts/extract/images.parquet", "extract")
     llm = section(LLMParams, "llm", params)
-    describe = None
     if vision.enabled:
-        describe = openai_describer(vision, cfg, api_key_from_env(llm.api_key_env))
-    captions, stats = caption_images(images, describe, max_workers=llm.max_concurrency)
+        with llm_session(vision_llm_params(vision, cfg, llm)) as client:
+            captions, stats = caption_images(images, vision_describer(client, cfg), max_workers=llm.max_concurrency)
+    else:
+        captions, stats = caption_images(images, None)
     write_parquet(captions, Path("artifacts/caption/captions.parquet"))
     write_json(stats, Path("metrics/caption.json"))
     print("caption: " + ", ".join(f"{k}={v}" for k, v in stats.items()))

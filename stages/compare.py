@@ -11,8 +11,10 @@ import argparse
 import json
 from pathlib import Path
 
-from stages.core.cli import run
-from stages.core.compare import (
+from stages.core.common.cli import run
+from stages.core.common.dataio import InputError, has_answers, read_csv_tolerant
+from stages.core.common.params import load_params
+from stages.core.tools.compare import (
     MEMBERS_PATH,
     SUBMISSION_PATH,
     compare,
@@ -20,8 +22,6 @@ from stages.core.compare import (
     format_comparison,
     load_side,
 )
-from stages.core.dataio import InputError, has_answers, read_csv_tolerant
-from stages.core.params import load_params
 
 
 def main() -> None:

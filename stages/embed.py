@@ -4,12 +4,13 @@ from __future__ import annotations
 import logging
 import time
 
-from stages.core.cli import run
-from stages.core.artifacts import read_parquet, write_json, write_parquet
-from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
-from stages.core.llm import LLMParams, RetryPolicy
-from stages.core.params import load_params, section
-from stages.core.vectors import embed_tree
+from stages.core.common.artifacts import read_parquet, write_json, write_parquet
+from stages.core.common.cli import run
+from stages.core.common.params import load_params, section
+from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.embed.tree_vectors import embed_tree
+from stages.core.llm.params import LLMParams
+from stages.core.llm.retry import RetryPolicy
 
 NODES = "artifacts/tree/nodes.parquet"
 OUT = "artifacts/embed/vectors.parquet"

@@ -4,10 +4,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from stages.core.cli import run
-from stages.core.artifacts import write_parquet
-from stages.core.corpus_loaders import ExtractParams, extract_corpus, to_frames
-from stages.core.params import load_params, section
+from stages.core.common.artifacts import write_parquet
+from stages.core.common.cli import run
+from stages.core.common.params import load_params, section
+from stages.core.extract.loaders import ExtractParams, extract_corpus, to_frames
 
 OUT = Path("artifacts/extract")
 

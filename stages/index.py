@@ -5,11 +5,11 @@ import logging
 import shutil
 from pathlib import Path
 
-from stages.core.cli import run
-from stages.core.artifacts import parquet_metadata, read_parquet
-from stages.core.dataio import read_metadata
-from stages.core.index import IndexParams, build_index
-from stages.core.params import load_params, section
+from stages.core.common.artifacts import parquet_metadata, read_parquet
+from stages.core.common.cli import run
+from stages.core.common.dataio import read_metadata
+from stages.core.common.params import load_params, section
+from stages.core.index.store import IndexParams, build_index
 
 VECTORS = "artifacts/embed/vectors.parquet"
 OUT = Path("artifacts/index")

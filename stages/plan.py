@@ -7,13 +7,15 @@ import logging
 import polars as pl
 from tqdm import tqdm
 
-from stages.core.cli import run
-from stages.core.artifacts import write_parquet
-from stages.core.dataio import read_questions
-from stages.core.concurrency import ordered_map
-from stages.core.llm import ChatClient, LLMParams, llm_session
-from stages.core.params import load_params, section
-from stages.core.planner import PlanParams, plan_queries
+from stages.core.common.artifacts import write_parquet
+from stages.core.common.cli import run
+from stages.core.common.concurrency import ordered_map
+from stages.core.common.dataio import read_questions
+from stages.core.common.params import load_params, section
+from stages.core.llm.client import ChatClient
+from stages.core.llm.params import LLMParams
+from stages.core.llm.session import llm_session
+from stages.core.plan.planner import PlanParams, plan_queries
 
 OUT = "artifacts/plan/queries.parquet"
 

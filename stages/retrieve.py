@@ -7,15 +7,14 @@ from pathlib import Path
 
 import polars as pl
 
-from stages.core.answering import AnswerParams
-from stages.core.cli import run
-from stages.core.artifacts import read_parquet, write_json, write_parquet
-from stages.core.dataio import has_answers, read_questions
-from stages.core.embedder import EmbeddingCache, EmbedParams, make_embedder
-from stages.core.params import load_params, section
-from stages.core.retrieval import RetrieveParams
-from stages.core.retrieval_metrics import retrieval_metrics
-from stages.core.retriever import CONTEXT_SCHEMA, Retriever, retrieve_all
+from stages.core.common.artifacts import read_parquet, write_json, write_parquet
+from stages.core.common.cli import run
+from stages.core.common.dataio import has_answers, read_questions
+from stages.core.common.params import load_params, section
+from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.retrieve.metrics import retrieval_metrics
+from stages.core.retrieve.params import RetrieveParams, RetryContextParams
+from stages.core.retrieve.search import CONTEXT_SCHEMA, Retriever, retrieve_all
 
 OUT = "artifacts/retrieve/contexts.parquet"
 OUT_RETRY = "artifacts/retrieve/retry_contexts.parquet"
@@ -25,7 +24,7 @@ METRICS = "metrics/retrieval.json"
 def main() -> None:
     params = load_params()
     p = section(RetrieveParams, "retrieve", params)
-    ap = section(AnswerParams, "answer", params)
+    ap = section(RetryContextParams, "answer", params, part=True)
     questions = read_questions(params["data"]["questions"])
     queries = read_parquet("artifacts/plan/queries.parquet", "plan").sort("question_id", "query_index")
     by_q = {qid: g["query"].to_list() for (qid,), g in queries.group_by("question_id")}

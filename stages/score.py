@@ -21,12 +21,17 @@ from typing import Any
 
 import polars as pl
 
-from stages.core import analysis
-from stages.core.artifacts import write_csv, write_json, write_parquet, write_text
-from stages.core.dataio import has_answers, read_csv_tolerant
-from stages.core.params import load_params, section
-from stages.core.scoring import VERDICT_SCHEMA, score_submission
-from stages.core.voting import VoteParams
+from stages.core.answer.voting import VoteParams
+from stages.core.common.artifacts import (
+    write_csv,
+    write_json,
+    write_parquet,
+    write_text,
+)
+from stages.core.common.dataio import has_answers, read_csv_tolerant
+from stages.core.common.params import load_params, section
+from stages.core.score import analysis
+from stages.core.score.verdicts import VERDICT_SCHEMA, score_submission
 
 SUBMISSION = Path("submissions/submission.csv")
 SCORE_JSON = Path("metrics/score.json")
@@ -63,8 +68,10 @@ def _read_contexts(path: Path) -> pl.DataFrame | None:
 
 def _members(params: dict[str, Any]) -> tuple[list[Any], list[int]]:
     """Exactly the ensemble.n member files the vote stage voted (empty when any is missing)."""
-    from stages.core.answering import EnsembleParams
-    from stages.core.voting import read_member  # the vote stage's reader, so the curve votes what vote voted
+    from stages.core.answer.params import EnsembleParams
+    from stages.core.answer.voting import (
+        read_member,  # the vote stage's reader, so the curve votes what vote voted
+    )
 
     ens = section(EnsembleParams, "ensemble", params)
     paths = [ANSWERS / f"run_{i}.parquet" for i in range(ens.n)]

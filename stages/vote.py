@@ -4,15 +4,18 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import polars as pl
-
-from stages.core.answering import EnsembleParams
-from stages.core.cli import run
-from stages.core.artifacts import write_csv
-from stages.core.dataio import read_metadata, read_questions
-from stages.core.params import load_params, section
-from stages.core.submission import build_submission
-from stages.core.voting import VoteParams, read_member, read_submission_answers, vote_all
+from stages.core.answer.params import EnsembleParams
+from stages.core.answer.submission import build_submission
+from stages.core.answer.voting import (
+    VoteParams,
+    read_member,
+    read_submission_answers,
+    vote_all,
+)
+from stages.core.common.artifacts import write_csv
+from stages.core.common.cli import run
+from stages.core.common.dataio import read_metadata, read_questions
+from stages.core.common.params import load_params, section
 
 ANSWERS = Path("artifacts/answers")
 OUT = "submissions/submission.csv"

@@ -14,8 +14,11 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stages.core.answering import AnswerParams, ContextBlock, EnsembleParams, answer_members  # noqa: E402
-from stages.core.llm import LLMParams, llm_session  # noqa: E402
+from stages.core.answer.ensemble import answer_members  # noqa: E402
+from stages.core.answer.params import AnswerParams, EnsembleParams  # noqa: E402
+from stages.core.answer.record import ContextBlock  # noqa: E402
+from stages.core.llm.params import LLMParams  # noqa: E402
+from stages.core.llm.session import llm_session  # noqa: E402
 
 
 def questions(n: int) -> pl.DataFrame:

@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from stages.core.corpus_loaders import load_one
-from stages.core.extract_records import LoadedDoc
+from stages.core.extract.loaders import load_one
+from stages.core.extract.records import LoadedDoc
 
 
 def crash_on_name(path: Path, doc_id: str, fmt: str, params: Any, images_dir: Path | None) -> LoadedDoc:

@@ -12,11 +12,13 @@ import polars as pl
 import pytest
 import yaml
 
-from stages.core import analysis
-from stages.core.retriever import CONTEXT_SCHEMA
-from stages.core.scoring import error_category, score_question, score_submission
-from stages.core.types import Answer
-from stages.core.voting import VoteParams
+from stages.core.answer.record import Answer
+from stages.core.answer.voting import VoteParams
+from stages.core.retrieve.search import CONTEXT_SCHEMA
+from stages.core.score import analysis
+from stages.core.score.diagnosis import error_category
+from stages.core.score.metric import score_question
+from stages.core.score.verdicts import score_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 

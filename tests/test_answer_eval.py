@@ -9,10 +9,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from stages.core.answer_eval import apply_overrides, compare_verdicts, run_config, sample_order, type_table
-from stages.core.llm import Completion
-from stages.core.params import ParamError
-from stages.core.retriever import CONTEXT_SCHEMA
+from bench.lib.answer_eval import (
+    apply_overrides,
+    compare_verdicts,
+    run_config,
+    sample_order,
+    type_table,
+)
+from stages.core.common.params import ParamError
+from stages.core.llm.protocol import Completion
+from stages.core.retrieve.search import CONTEXT_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -130,7 +136,7 @@ def test_compare_verdicts_paired_delta_and_per_type() -> None:
 
 
 def test_runs_table_scores_each_run_against_the_first() -> None:
-    from stages.core.answer_eval import runs_table, table_markdown
+    from bench.lib.answer_eval import runs_table, table_markdown
 
     a = pl.DataFrame({"id": ["x", "y", "z", "w"], "question_type": ["numeric", "numeric", "text", "text"],
                       "score": [0.0, 1.0, 0.25, 1.0]}).with_columns(  # the other verdict columns
@@ -185,7 +191,7 @@ def test_questions_shown_as_worked_examples_are_not_scored(tmp_path: Path) -> No
 
 
 def test_plot_by_type_writes_a_png(tmp_path: Path) -> None:
-    from stages.core.answer_eval import plot_by_type
+    from bench.lib.answer_eval import plot_by_type
 
     verdicts = pl.DataFrame({"question_type": ["numeric", "na"], "score": [0.5, 0.75], "strict_score": [0.5, 0.0],
                              "symmetric_score": [0.5, 0.0], "value": [0.5, 1.0], "ref": [0.5, 0.0], "na": [1.0, 0.0]})
@@ -194,7 +200,7 @@ def test_plot_by_type_writes_a_png(tmp_path: Path) -> None:
 
 
 def test_true_false_confusion_counts_gold_by_prediction():
-    from stages.core.answer_eval import true_false_confusion
+    from bench.lib.answer_eval import true_false_confusion
 
     v = pl.DataFrame({"question_type": ["true_false"] * 4 + ["numeric"],
                       "gold_answer_value": ["1", "0", "0", "0", "5"],
@@ -204,9 +210,9 @@ def test_true_false_confusion_counts_gold_by_prediction():
 
 
 def test_ensemble_curve_votes_the_first_k_members(tmp_path: Path) -> None:
-    from stages.core.answer_eval import ensemble_curve, plot_curve
-    from stages.core.dataio import read_questions
-    from stages.core.voting import VoteParams
+    from bench.lib.answer_eval import ensemble_curve, plot_curve
+    from stages.core.answer.voting import VoteParams
+    from stages.core.common.dataio import read_questions
 
     labels = tmp_path / "dev.csv"
     labels.write_text(LABELS)
@@ -222,7 +228,7 @@ def test_ensemble_curve_votes_the_first_k_members(tmp_path: Path) -> None:
 
 
 def test_same_work_speed_pairs_only_calls_with_equal_work_and_run_cost_counts_per_question() -> None:
-    from stages.core.answer_eval import run_cost, same_work_speed
+    from bench.lib.answer_eval import run_cost, same_work_speed
 
     def rows(lat: list[float], prompt: list[int]) -> pl.DataFrame:
         return pl.DataFrame({"question_id": ["a", "b", "c"], "latency_s": lat, "prompt_tokens": prompt,

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from stages.core.answering import (
-    AnswerParams,
-    ContextBlock,
+from stages.core.answer.free_reader import (
     answer_question,
     build_messages,
-    parse_reply,
     response_format,
 )
-from stages.core.llm import Completion
+from stages.core.answer.params import AnswerParams
+from stages.core.answer.record import ContextBlock
+from stages.core.llm.protocol import Completion
+from stages.core.llm.replies import parse_json_reply
 
 BLOCKS = [ContextBlock("patterson2021", "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e."),
           ContextBlock("chen2024", "| Model | Size |\n| LLaMA-33B | 64.7 GB |", media="table")]
@@ -47,11 +47,11 @@ def test_schema_restricts_ref_ids_to_context_docs():
 
 
 def test_parse_reply_is_defensive():
-    assert parse_reply('```json\n{"answer_value": "4.3"}\n```') == {"answer_value": "4.3"}
-    assert parse_reply('Sure! {"answer_value": "4.3", "ref_id": []} hope this helps') == {"answer_value": "4.3", "ref_id": []}
-    assert parse_reply("") is None
-    assert parse_reply('{"answer_value": "4.') is None
-    assert parse_reply("[1, 2]") is None
+    assert parse_json_reply('```json\n{"answer_value": "4.3"}\n```') == {"answer_value": "4.3"}
+    assert parse_json_reply('Sure! {"answer_value": "4.3", "ref_id": []} hope this helps') == {"answer_value": "4.3", "ref_id": []}
+    assert parse_json_reply("") is None
+    assert parse_json_reply('{"answer_value": "4.') is None
+    assert parse_json_reply("[1, 2]") is None
 
 
 def test_answer_is_normalised_and_foreign_refs_dropped():
@@ -92,7 +92,7 @@ def test_number_misplaced_in_answer_field_is_recovered_for_unit_questions():
 
 
 def test_true_false_sentences_become_1_or_0():
-    from stages.core.answering import true_false_value
+    from stages.core.answer.free_reader import true_false_value
 
     assert true_false_value("It is false that the AI Act requires this.", "") == "0"
     assert true_false_value("True", "") == "1"
@@ -107,7 +107,7 @@ def test_true_false_sentences_become_1_or_0():
 
 
 def test_text_questions_take_the_name_when_answer_value_is_a_stray_number():
-    from stages.core.answering import text_value
+    from stages.core.answer.free_reader import text_value
 
     assert text_value("0", "ML.ENERGY Benchmark") == "ML.ENERGY Benchmark"
     assert text_value("5842", "Financial Sentiment Analysis [18]") == "Financial Sentiment Analysis"

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import polars as pl
 
-from stages.core.ask import context_tree, to_blocks
-from stages.core.retriever import retrieve_attempts
-from stages.core.retrieval import RetrieveParams, Unit
-from stages.core.tree_view import TreeView
+from stages.core.retrieve.params import RetrieveParams
+from stages.core.retrieve.ranking import RetrievedUnit
+from stages.core.retrieve.search import retrieve_attempts
+from stages.core.tools.ask import context_tree, to_blocks
+from stages.core.tree.navigate import TreeView
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,10 +33,10 @@ def tree() -> TreeView:
     return TreeView(pl.DataFrame(rows, schema=cols, orient="row"))
 
 
-def unit(key: str, score: float, ids: list[str] | None = None, sources: set[str] | None = None) -> Unit:
+def unit(key: str, score: float, ids: list[str] | None = None, sources: set[str] | None = None) -> RetrievedUnit:
     t = tree()
     ids = ids or [key]
-    return Unit(key, t[key].doc_id, ids, " ".join(t[i].text for i in ids), score, 2, sources or {"dense"},
+    return RetrievedUnit(key, t[key].doc_id, ids, " ".join(t[i].text for i in ids), score, 2, sources or {"dense"},
                 t[key].page, n_tokens=10)
 
 
@@ -60,7 +61,7 @@ def test_retrieve_attempts_widens_and_keeps_previous_units() -> None:
         def __init__(self) -> None:
             self.calls: list[RetrieveParams] = []
 
-        def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None) -> list[Unit]:
+        def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None) -> list[RetrievedUnit]:
             self.calls.append(p)
             keys = ["d1:sec1:p0", "d2:sec0:p0", "d1:sec2:p0"][: p.top_k_final]
             return [unit(k, 1.0 - i / 10) for i, k in enumerate(keys)]
@@ -79,3 +80,54 @@ def test_ask_cli_help() -> None:
     r = subprocess.run([sys.executable, "-m", "stages.ask", "--help"], cwd=ROOT, capture_output=True, text=True,
                        timeout=900)  # a hang guard: cold imports took >120 s under load
     assert r.returncode == 0 and "--no-answer" in r.stdout
+
+
+class _RecordingLLM:
+    """Answers every numeric call with unit 1 and 150; records the messages of each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[dict]] = []
+
+    def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
+        from stages.core.llm.protocol import Completion
+
+        self.calls.append(messages)
+        return Completion(text='{"units": [1], "value": 150}', prompt_tokens=10, completion_tokens=5,
+                          finish_reason="stop")
+
+
+def test_ask_answers_through_the_answer_stages_path() -> None:
+    """ask_question sends exactly the requests the answer stage sends for the same contexts.parquet rows
+    (typed reader, reversed view, no free-reader prompt) and gives the vote stage's submission row."""
+    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.params import AnswerParams, EnsembleParams
+    from stages.core.answer.record import context_blocks
+    from stages.core.answer.submission import build_submission
+    from stages.core.answer.voting import VoteParams, member_answers, vote_all
+    from stages.core.plan.planner import PlanParams
+    from stages.core.retrieve.search import CONTEXT_SCHEMA, context_rows
+    from stages.core.tools.ask import AskParams, ask_question
+
+    class StubRetriever:
+        def retrieve(self, queries, p, answer_unit=None):
+            return [unit("d1:sec1:p0", 0.9), unit("d1:sec2:p0", 0.5)][: p.top_k_final]
+
+    params = AskParams(PlanParams(n_queries=1), RetrieveParams(top_k_final=2), AnswerParams(tf_logprobs=False),
+                       EnsembleParams(n=1), VoteParams(), "m")
+    llm = _RecordingLLM()
+    res = ask_question("What does the farm make?", "MWh", params, StubRetriever(), llm, {"d1", "d2"},
+                       {"d1": "https://d1"})
+    # the answer stage's path: the retrieve stage's rows, read back as the answer stage reads them
+    stage_llm = _RecordingLLM()
+    rows = [r for k, a in enumerate(res.attempts) for r in context_rows("ask", k, a)]
+    qs = pl.DataFrame({"id": ["ask"], "question": ["What does the farm make?"], "answer_unit": ["MWh"]})
+    members = answer_members(stage_llm, "m", qs, context_blocks(pl.DataFrame(rows, schema=CONTEXT_SCHEMA)),
+                             params.answer, params.ensemble, {"d1", "d2"}, vote=params.vote)
+    voted = vote_all([member_answers(pl.DataFrame(m)) for m in members], ["ask"], params.vote)
+    assert llm.calls == stage_llm.calls and len(llm.calls) == 1
+    user = llm.calls[0][-1]["content"]
+    assert user.index("[1] d1: Cooling uses water.") < user.index("[2] d1: The farm makes 150 MWh.")  # reversed
+    assert '"value"' in user and "ref_id=" not in user  # the typed reader's prompt, not the free reader's
+    assert res.submission == build_submission(qs, voted, {"d1": "https://d1"}).row(0, named=True)
+    assert res.submission["answer_value"] == "150" and res.submission["ref_id"] == "['d1']"
+    assert res.submission["ref_url"] == "['https://d1']"

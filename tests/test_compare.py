@@ -12,7 +12,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.core.compare import (
+from stages.core.common.dataio import InputError
+from stages.core.score.verdicts import score_submission
+from stages.core.tools.compare import (
     Run,
     compare,
     flips,
@@ -23,8 +25,6 @@ from stages.core.compare import (
     resolve_rev,
     welch_test,
 )
-from stages.core.dataio import InputError
-from stages.core.scoring import score_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 

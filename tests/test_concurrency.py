@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from stages.core.concurrency import Throttle, ordered_map
+from stages.core.common.concurrency import Throttle, ordered_map
 
 
 def _slow_square(x: int) -> int:

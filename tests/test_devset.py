@@ -6,8 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from stages.core import devset
-from stages.core.devset import COLUMNS, check_file, kind, max_overlap, normalise_text, read_rows
+from bench.lib import devset
+from bench.lib.devset import (
+    COLUMNS,
+    check_file,
+    kind,
+    max_overlap,
+    normalise_text,
+    read_rows,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data" / "wattbot"

@@ -10,7 +10,6 @@ import re
 
 import pytest
 import yaml
-
 from tiny_project import dvc, make_project
 
 pytestmark = pytest.mark.llm

@@ -9,12 +9,18 @@ from pathlib import Path
 
 import polars as pl
 import pymupdf
-
 from extract_helpers import crash_on_name
 from test_pdf_extract import _bad_corpus, make_pdf
-from stages.core.corpus_loaders import ExtractParams, extract_corpus, find_corpus_files, load_one, to_frames
-from stages.core.extract_workers import LoadJob, load_all
-from stages.core.pdf_extract import extract_pdf
+
+from stages.core.extract.loaders import (
+    ExtractParams,
+    extract_corpus,
+    find_corpus_files,
+    load_one,
+    to_frames,
+)
+from stages.core.extract.pdf import extract_pdf
+from stages.core.extract.workers import LoadJob, load_all
 
 
 def _corpus(tmp_path: Path) -> Path:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.core.grounding import MAX_EXPRESSION_CHARS, eval_arithmetic, grounded_number, numbers_in
+from stages.core.answer.grounding import MAX_EXPRESSION_CHARS, eval_arithmetic, grounded_number, numbers_in
 
 
 def test_numbers_in_reads_separators_exponents_and_magnitude_words() -> None:

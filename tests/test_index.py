@@ -5,7 +5,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.core.index import Index, IndexParams, bm25_units, build_index, doc_descriptors, sentence_windows
+from stages.core.index.store import (
+    Index,
+    IndexParams,
+    bm25_units,
+    build_index,
+    doc_descriptors,
+    sentence_windows,
+)
 
 
 def small_index(tmp_path):
@@ -108,7 +115,7 @@ def test_long_paragraph_gets_windows_besides_itself_and_a_window_is_found_first(
     assert len(windows) >= 3 and sum(len(w) for w in windows) == len(body)  # windows tile the paragraph
     assert all(units.filter(pl.col("node_id") == w[0])["level"].item() == "sentence" for w in windows)
     # the window holding the matching sentence outranks the long paragraph it came from
-    from stages.core.keywords import KeywordIndex, tokenize
+    from stages.core.index.keywords import KeywordIndex, tokenize
     top = KeywordIndex(units["tokens"].to_list()).search(tokenize("172 days 4789 jobs"), 1)[0][0]
     assert "d:sec1:p1:s9" in ids[top] and len(ids[top]) < len(body)
 

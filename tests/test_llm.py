@@ -8,8 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from stages.core import models
-from stages.core.llm import LLMError, LLMParams, llm_session
+from stages.core.llm import weights as models
+from stages.core.llm.params import LLMParams
+from stages.core.llm.protocol import LLMError
+from stages.core.llm.session import llm_session
 
 
 class FlakyHandler(BaseHTTPRequestHandler):

@@ -9,12 +9,14 @@ from contextlib import contextmanager
 
 import polars as pl
 import pytest
-
 from concurrent_answers import questions, run
 from fake_openai import FakeConfig, FakeOpenAI
-from stages.core.concurrency import Throttle
-from stages.core.llm import LLMError, LLMParams, llm_session
-from stages.core.logs import setup_logging
+
+from stages.core.common.concurrency import Throttle
+from stages.core.common.logs import setup_logging
+from stages.core.llm.params import LLMParams
+from stages.core.llm.protocol import LLMError
+from stages.core.llm.session import llm_session
 
 N_Q = 12
 QUESTIONS = questions(N_Q)
@@ -111,7 +113,7 @@ def test_http_request_lines_stay_out_of_the_log_unless_asked(tmp_path, monkeypat
 
 
 def test_caption_vision_calls_run_concurrently_in_image_order(tmp_path, capsys):
-    from stages.core.captioning import caption_images
+    from stages.core.caption.describe import caption_images
 
     n = 8
     paths = []
@@ -147,8 +149,13 @@ def test_caption_vision_calls_run_concurrently_in_image_order(tmp_path, capsys):
 
 
 def test_embeddings_endpoint_batches_run_concurrently_in_order(tmp_path):
-    from stages.core.embedder import EmbeddingCache, EmbedParams, embed_texts, make_embedder
-    from stages.core.llm import RetryPolicy
+    from stages.core.embed.embedder import (
+        EmbeddingCache,
+        EmbedParams,
+        embed_texts,
+        make_embedder,
+    )
+    from stages.core.llm.retry import RetryPolicy
 
     texts = [f"sentence number {i} about GPUs" for i in range(96)]
     retry = RetryPolicy(max_attempts=2, backoff_s=0.05, backoff_max_s=0.2, rate_limit_max_wait_s=30)

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from stages.core.normalize import check_unit, format_ref_ids, normalize_value, parse_ref_ids, values_equal
+from stages.core.answer.normalize import (
+    format_ref_ids,
+    normalize_value,
+    values_equal,
+)
+from stages.core.common.values import parse_ref_ids
 
 NO_UNIT = "is_blank"
 
@@ -22,7 +27,7 @@ VALUE_CASES = [
     ("3.2k", "W", "3200"),
     ("4 thousand", "queries", "4000"),
     ("1.2 trillion", "tokens", "1200000000000"),
-    ("5MW", "W", "5"),  # M touching a unit is mega, not million: kept, check_unit warns
+    ("5MW", "W", "5"),  # M touching a unit is mega, not million: the number is kept
     ("4.2 billion cubic meters", "billion cubic meters", "4.2"),  # magnitude is part of the unit
     ("10-20", "W", "[10,20]"),
     ("10 to 20", "W", "[10,20]"),
@@ -90,41 +95,6 @@ VALUE_CASES = [
 @pytest.mark.parametrize(("raw", "unit", "expected"), VALUE_CASES)
 def test_normalize_value(raw: object, unit: str, expected: str) -> None:
     assert normalize_value(raw, unit) == expected
-
-
-UNIT_CASES = [
-    # (raw, answer_unit, warns)
-    ("5 kWh", "MWh", True),
-    ("5MW", "W", True),
-    ("5 kg CO2eq", "g CO2eq", True),
-    ("5 kWh", "Wh", True),
-    ("64.7 GB", "GB", False),
-    ("55%", "percent", False),
-    ("2x", "multiplier", False),
-    ("3 times", "multiplier", False),
-    ("28 samples per batch", "samples", False),
-    ("4 tons", "metric tons", False),
-    ("4.2 billion cubic meters", "billion cubic meters", False),
-    ("$2.5 per hour", "USD per hour", False),
-    ("300 W to 1000 W", "W", False),
-    ("1.5 million", "parameters", False),  # no unit written: nothing to disagree with
-    ("64.7", "GB", False),
-    ("5 kWh", NO_UNIT, False),  # the question names no unit
-    ("True", NO_UNIT, False),
-    ("GPT-3", "models", False),  # text answer
-]
-
-
-@pytest.mark.parametrize(("raw", "unit", "warns"), UNIT_CASES)
-def test_check_unit(raw: str, unit: str, warns: bool) -> None:
-    warning = check_unit(normalize_value(raw, unit), raw, unit)
-    assert (warning is not None) == warns
-    if warns:
-        assert unit in warning and raw in warning
-
-
-def test_check_unit_ignores_non_strings() -> None:
-    assert check_unit("5", 5, "MWh") is None
 
 
 EQUAL_CASES = [

@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from stages.core.answering import AnswerParams, EnsembleParams
-from stages.core.embedder import EmbedParams
-from stages.core.llm import LLMParams
-from stages.core.params import ParamError, load_params, section
-from stages.core.planner import PlanParams
-from stages.core.retrieval import RetrieveParams
-from stages.core.voting import VoteParams
+from stages.core.answer.params import AnswerParams, EnsembleParams
+from stages.core.answer.voting import VoteParams
+from stages.core.common.params import ParamError, load_params, section
+from stages.core.embed.embedder import EmbedParams
+from stages.core.llm.params import LLMParams
+from stages.core.plan.planner import PlanParams
+from stages.core.retrieve.params import RetrieveParams
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,7 +27,7 @@ def test_repository_params_yaml_parses_into_every_section():
     section(PlanParams, "plan", params)
     section(EmbedParams, "embed", params)
     section(VoteParams, "vote", params)
-    from stages.core.index import IndexParams
+    from stages.core.index.store import IndexParams
 
     assert section(IndexParams, "index", params).bm25_window_chars == params["index"]["bm25_window_chars"]
 
@@ -64,11 +64,11 @@ SECTIONS = {
 
 
 def _all_sections() -> dict[str, type]:
-    from stages.core.captioning import CaptionParams, VisionParams
-    from stages.core.corpus_loaders import ExtractParams
-    from stages.core.embedder import EmbedParams
-    from stages.core.index import IndexParams
-    from stages.core.tree import TreeParams
+    from stages.core.caption.describe import CaptionParams, VisionParams
+    from stages.core.embed.embedder import EmbedParams
+    from stages.core.extract.loaders import ExtractParams
+    from stages.core.index.store import IndexParams
+    from stages.core.tree.build import TreeParams
 
     return {**SECTIONS, "caption": CaptionParams, "vision": VisionParams, "extract": ExtractParams,
             "embed": EmbedParams, "index": IndexParams, "tree": TreeParams}

@@ -10,9 +10,28 @@ import polars as pl
 import pymupdf
 import pytest
 
-from stages.core.captioning import CaptionParams, VisionParams, caption_images, openai_describer
-from stages.core.corpus_loaders import ExtractError, ExtractParams, extract_corpus, to_frames
-from stages.core.tree import TreeParams, build_tree, doc_inputs, nodes_frame, tree_stats
+from stages.core.caption.describe import (
+    CaptionParams,
+    VisionParams,
+    caption_images,
+    vision_describer,
+    vision_llm_params,
+)
+from stages.core.extract.loaders import (
+    ExtractError,
+    ExtractParams,
+    extract_corpus,
+    to_frames,
+)
+from stages.core.llm.params import LLMParams
+from stages.core.llm.session import llm_session
+from stages.core.tree.build import (
+    TreeParams,
+    build_tree,
+    doc_inputs,
+    nodes_frame,
+    tree_stats,
+)
 
 TITLE = "Energy Use of Small Language Models"
 
@@ -266,6 +285,14 @@ def test_caption_falls_back_to_document_caption_and_skips_placeholders():
 class _VisionHandler(BaseHTTPRequestHandler):
     requests: list[dict] = []
 
+    def do_GET(self):  # noqa: N802 - the LLM client checks /v1/models before the first call
+        out = json.dumps({"object": "list", "data": [{"id": "vlm", "object": "model"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
     def do_POST(self):  # noqa: N802 - http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _VisionHandler.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
@@ -285,23 +312,37 @@ class _VisionHandler(BaseHTTPRequestHandler):
         pass
 
 
-def test_vision_endpoint_gets_data_url_and_prompt(tmp_path):
+def test_vision_endpoint_gets_data_url_and_prompt_through_the_cached_llm_client(tmp_path, monkeypatch):
+    """Captions ask the vision endpoint through the LLM client: the key from the env var the
+    params name, the image as a data URL, and a rerun served from the response cache (no request)."""
+    monkeypatch.setenv("TREERAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("VISION_KEY", "secret")
     png = tmp_path / "a.png"
     png.write_bytes(alpha_png(80, 80))
     server = HTTPServer(("127.0.0.1", 0), _VisionHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    _VisionHandler.requests = []
+    images = pl.DataFrame({"image_id": ["d:p1:img1"], "doc_id": ["d"], "page": [1], "path": [str(png)],
+                           "width": [80], "height": [80], "has_pixels": [True],
+                           "nearby_caption": ["Figure 1: Power."], "order": [0]})
+    vision = VisionParams(base_url=f"http://127.0.0.1:{server.server_port}/v1", model="vlm")
+    cfg = CaptionParams(max_retries=0, timeout_s=10)
+    params = vision_llm_params(vision, cfg, LLMParams(api_key_env="VISION_KEY"))
     try:
-        vision = VisionParams(base_url=f"http://127.0.0.1:{server.server_port}/v1", model="vlm")
-        describe = openai_describer(vision, CaptionParams(max_retries=0, timeout_s=10), "secret")
-        images = pl.DataFrame({"image_id": ["d:p1:img1"], "doc_id": ["d"], "page": [1], "path": [str(png)],
-                               "width": [80], "height": [80], "has_pixels": [True],
-                               "nearby_caption": ["Figure 1: Power."], "order": [0]})
-        captions, stats = caption_images(images, describe, progress=False)
+        runs = []
+        for _ in range(2):
+            with llm_session(params) as client:
+                runs.append(caption_images(images, vision_describer(client, cfg), progress=False))
+                hits = client.stats.hits
     finally:
         server.shutdown()
+    (captions, stats), (again, _) = runs
     assert captions.row(0, named=True)["caption"] == "Figure 1: Power.\nA line chart of power (W) from 0 to 300."
     assert captions.row(0, named=True)["caption_source"] == "vision" and stats["vision"] == 1
-    req = _VisionHandler.requests[-1]
+    assert again.equals(captions) and hits == 1
+    posts = [r for r in _VisionHandler.requests if r["body"] is not None]
+    assert len(posts) == 1, "the second run must come from the response cache"
+    req = posts[0]
     assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer secret"
     content = req["body"]["messages"][0]["content"]
     assert content[0]["text"].startswith("Describe this image from a technical document.")

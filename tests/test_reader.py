@@ -8,20 +8,26 @@ from pathlib import Path
 
 import pytest
 
-from stages.core import reader
-from stages.core.answering import (AnswerParams, ContextBlock, EnsembleParams, TypedMember, TypedSetup,
-                                   answer_question_typed, member_view)
-from stages.core.dataio import InputError
-from stages.core.demos import demo_messages
-from stages.core.llm import Completion
-from stages.core.reader import Unit
-from stages.core.types import BLANK, Answer
-from stages.core.voting import VoteParams, vote_question
+from stages.core.answer import typed_reader as reader
+from stages.core.answer.demos import demo_messages
+from stages.core.answer.ensemble import member_view
+from stages.core.answer.kinds import asks_to_compute, question_kind
+from stages.core.answer.params import AnswerParams, EnsembleParams
+from stages.core.answer.record import Answer, ContextBlock
+from stages.core.answer.typed_answer import (
+    TypedMember,
+    TypedSetup,
+    answer_question_typed,
+)
+from stages.core.answer.voting import VoteParams, vote_question
+from stages.core.common.dataio import InputError
+from stages.core.common.values import BLANK
+from stages.core.llm.protocol import Completion
 
 UNITS = [
-    Unit("strubell2019", "Table 1: Consumption CO2e (lbs) | Human life, avg, 1 year | 11,023"),
-    Unit("patterson2021", "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e."),
-    Unit("samsi2024", "Power draw fluctuated between 15% and 85% of the maximum."),
+    ContextBlock("strubell2019", "Table 1: Consumption CO2e (lbs) | Human life, avg, 1 year | 11,023"),
+    ContextBlock("patterson2021", "Training GShard-600B used 24 MWh and produced 4.3 net tCO2e."),
+    ContextBlock("samsi2024", "Power draw fluctuated between 15% and 85% of the maximum."),
 ]
 
 
@@ -36,7 +42,7 @@ UNITS = [
     ("How many kWh did training use?", "kWh", "numeric"),
 ])
 def test_question_kind(question, unit, kind):
-    assert reader.question_kind(question, unit) == kind
+    assert question_kind(question, unit) == kind
 
 
 def test_numeric_schema_points_before_a_json_number():
@@ -62,7 +68,7 @@ def test_other_schemas():
 
 
 def test_units_are_numbered_and_the_question_comes_last():
-    msg = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2] + [Unit("x", "row", "table")], "json")
+    msg = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2] + [ContextBlock("x", "row", "table")], "json")
     assert msg.index("[1] strubell2019: Table 1") < msg.index("[2] patterson2021:") < msg.index("[3] x (table): row")
     assert msg.index("[3] x") < msg.index("Question: How many lbs?") < msg.index("Answer unit: lbs")
     assert "Answer unit" not in reader.user_message("True or False: x", BLANK, "true_false", UNITS, "json")
@@ -85,7 +91,7 @@ def test_numbers_as_the_context_writes_them(raw, value):
 
 
 def test_a_json_number_copied_without_its_magnitude_word_gets_it_back():
-    units = [Unit("a", "FLM-101B was trained on 0.31 trillion tokens; the cluster held 32 billion parameters.")]
+    units = [ContextBlock("a", "FLM-101B was trained on 0.31 trillion tokens; the cluster held 32 billion parameters.")]
     assert reader.read_reply("numeric", "parameters", {"units": [1], "value": 32}, units).value == "32000000000"
     assert reader.read_reply("numeric", "tokens", {"units": [1], "value": 0.31}, units).value == "310000000000"
     # the unit carries the magnitude itself, or the number is not written with a magnitude word
@@ -302,7 +308,7 @@ def test_abstain_never_takes_null_out_of_the_schema():
     ("What percentage of papers cited the 3 Wh figure?", False),
 ])
 def test_asks_to_compute(question, computes):
-    assert reader.asks_to_compute(question) is computes
+    assert asks_to_compute(question) is computes
 
 
 def test_compute_format_applies_to_numeric_questions_worded_to_compute():
@@ -351,15 +357,15 @@ def test_members_can_write_numbers_in_different_formats():
 
 
 def test_ensemble_number_formats_are_validated():
-    from stages.core.answering import EnsembleParams
-    from stages.core.params import ParamError
+    from stages.core.answer.params import EnsembleParams
+    from stages.core.common.params import ParamError
 
     with pytest.raises(ParamError, match="number_formats"):
         EnsembleParams(number_formats=["json", "roman"]).validate()
 
 
 def test_compute_format_is_validated():
-    from stages.core.params import ParamError
+    from stages.core.common.params import ParamError
 
     with pytest.raises(ParamError, match="compute_format"):
         AnswerParams(compute_format="maths").validate()
@@ -368,7 +374,8 @@ def test_compute_format_is_validated():
 def test_typed_kinds_send_the_other_questions_to_the_free_reader():
     import polars as pl
 
-    from stages.core.answering import EnsembleParams, answer_members
+    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.params import EnsembleParams
 
     @dataclass
     class ByFormat:
@@ -397,7 +404,8 @@ def test_typed_kinds_send_the_other_questions_to_the_free_reader():
 def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
     import polars as pl
 
-    from stages.core.answering import EnsembleParams, answer_members
+    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.params import EnsembleParams
 
     @dataclass
     class Recorder:
@@ -432,7 +440,7 @@ def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
 
 
 def test_demo_kinds_are_validated():
-    from stages.core.params import ParamError
+    from stages.core.common.params import ParamError
 
     with pytest.raises(ParamError, match="demo_kinds"):
         AnswerParams(demo_kinds=["numbers"]).validate()
@@ -458,7 +466,7 @@ class NumberRecorder:
 def test_members_can_be_shown_different_demonstrations():
     import polars as pl
 
-    from stages.core.answering import answer_members
+    from stages.core.answer.ensemble import answer_members
 
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
     params = AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"], demo_kinds=["true_false"])
@@ -481,7 +489,7 @@ def test_members_can_be_shown_different_demonstrations():
 def test_greedy_members_send_one_seed_and_share_identical_requests():
     import polars as pl
 
-    from stages.core.answering import answer_members
+    from stages.core.answer.ensemble import answer_members
 
     two = [[ContextBlock("patterson2021", "GShard used 24 MWh."), ContextBlock("strubell2019", "BERT used 24 MWh.")]]
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
@@ -513,7 +521,7 @@ def test_quote_first_asks_for_the_stating_words_before_the_answer():
 
 
 def test_quote_first_demos_show_a_quote_from_the_gold_unit():
-    from stages.core.demos import demo_messages
+    from stages.core.answer.demos import demo_messages
 
     turns = demo_messages(Path(__file__).resolve().parents[1] / "data" / "wattbot" / "dev_QA.csv", ["d603"], "json",
                           quote=True)

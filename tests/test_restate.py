@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from stages.core import reader
-from stages.core.grounding import numbers_in
-from stages.core.reader import Unit
-from stages.core.restate import Mention, mentions, restate, unit_scale
+from stages.core.answer import typed_reader as reader
+from stages.core.answer.grounding import numbers_in
+from stages.core.answer.record import ContextBlock
+from stages.core.answer.restate import Mention, mentions, restate, unit_scale
 
 
 def test_mentions_read_magnitude_words_suffixes_and_units() -> None:
@@ -81,8 +81,8 @@ def test_numbers_in_reads_magnitude_suffixes() -> None:
 
 
 def test_read_reply_restates_and_repoints() -> None:
-    units = [Unit("jegham2025", "we consider a baseline of 1 billion queries per day"),
-             Unit("jegham2025b", "yielding a total of approximately 772 billion GPT-4o queries in 2025")]
+    units = [ContextBlock("jegham2025", "we consider a baseline of 1 billion queries per day"),
+             ContextBlock("jegham2025b", "yielding a total of approximately 772 billion GPT-4o queries in 2025")]
     r = reader.read_reply("numeric", "queries", {"units": [1], "value": 772}, units)
     assert (r.value, r.pointers, r.grounded) == ("772000000000", (2,), True)
     assert reader.refs_for(r, units) == ["jegham2025b"]
@@ -91,8 +91,8 @@ def test_read_reply_restates_and_repoints() -> None:
 
 
 def test_grounded_answer_cites_only_the_pointed_units_that_state_it() -> None:
-    units = [Unit("amazon2023", "AWS reached a WUE of 0.18 L/kWh in 2023."),
-             Unit("li2025b", "Water use effectiveness varies across data centers.")]
+    units = [ContextBlock("amazon2023", "AWS reached a WUE of 0.18 L/kWh in 2023."),
+             ContextBlock("li2025b", "Water use effectiveness varies across data centers.")]
     r = reader.read_reply("numeric", "L/kWh", {"units": [1, 2], "value": 0.18}, units)
     assert r.pointers == (1,) and reader.refs_for(r, units) == ["amazon2023"]
     wide = reader.read_reply("numeric", "L/kWh", {"units": [1, 2], "value": 0.18}, units, narrow_pointers=False)

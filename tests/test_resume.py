@@ -19,9 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-
 import yaml
-
 from tiny_project import dvc, make_project
 
 pytestmark = pytest.mark.llm

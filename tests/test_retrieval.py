@@ -4,8 +4,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from stages.core.retrieval import RetrieveParams, build_context, count_tokens, rerank
-from stages.core.tree_view import TreeView, is_ancestor
+from stages.core.retrieve.params import RetrieveParams
+from stages.core.retrieve.ranking import build_context, count_tokens, rerank
+from stages.core.tree.navigate import TreeView, is_ancestor
 
 
 def make_tree() -> TreeView:
@@ -100,7 +101,7 @@ def test_top_k_final_caps_units():
 
 
 def test_retry_context_keeps_previous_units_first_and_adds_new_ones():
-    from stages.core.retrieval import extend_context
+    from stages.core.retrieve.ranking import extend_context
 
     tree = make_tree()
     p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000)
@@ -119,7 +120,7 @@ TABLE_MD = ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n|-
 
 def make_table_tree() -> TreeView:
     """A prose paragraph with a wattage, a prose paragraph without one, and a three-row table."""
-    from stages.core.tables import table_row_sentences
+    from stages.core.tree.tables import table_row_sentences
 
     rows = [("d", None, "document", 0, "Doc", None), ("d:sec1", "d", "section", 0, "Results", None)]
     prose = {"d:sec1:p1": ["We trained many models on the cluster.", "The runs took weeks."],
@@ -136,7 +137,7 @@ def make_table_tree() -> TreeView:
 
 
 def test_unit_pattern_spellings():
-    from stages.core.retrieval import unit_pattern
+    from stages.core.retrieve.ranking import unit_pattern
 
     assert unit_pattern("is_blank") is None and unit_pattern(None) is None and unit_pattern("") is None
     pct = unit_pattern("percent")
@@ -150,14 +151,14 @@ def test_unit_pattern_spellings():
 
 
 def test_holds_unit_in_prose_and_table_rows():
-    from stages.core.retrieval import Unit, holds_unit, unit_pattern
+    from stages.core.retrieve.ranking import RetrievedUnit, holds_unit, unit_pattern
 
     w = unit_pattern("W")
-    prose = lambda t: Unit("k", "d", ["k"], t, 1.0)  # noqa: E731
+    prose = lambda t: RetrievedUnit("k", "d", ["k"], t, 1.0)  # noqa: E731
     assert holds_unit(prose("The GPU drew 300 W on average."), w)
     assert not holds_unit(prose("W is a letter; we ran 3 jobs."), w)  # the unit must follow a number
     assert holds_unit(prose("It cost $3,000."), unit_pattern("USD"))
-    row = Unit("k", "d", ["k"], "Table 3: Power | Model: ELMo | Power (W): 517.66 | Hours: 336", 1.0, media="table")
+    row = RetrievedUnit("k", "d", ["k"], "Table 3: Power | Model: ELMo | Power (W): 517.66 | Hours: 336", 1.0, media="table")
     assert holds_unit(row, w)  # a row: the unit in the header, the number in a cell
     assert not holds_unit(row, unit_pattern("liters"))
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
-
-from stages.core.retrieval import RetrieveParams
-from stages.core.retriever import Retriever
 from test_retrieval import make_tree  # tests/ is on sys.path (conftest.py)
+
+from stages.core.retrieve.params import RetrieveParams
+from stages.core.retrieve.search import Retriever
 
 
 class SpyIndex:
@@ -32,7 +32,7 @@ class CountingEmbedder:
 
 
 def spy_retriever(tmp_path):
-    from stages.core.embedder import EmbeddingCache
+    from stages.core.embed.embedder import EmbeddingCache
 
     r = Retriever.__new__(Retriever)
     r.index, r.tree, r.embedder = SpyIndex(), make_tree(), CountingEmbedder()

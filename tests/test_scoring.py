@@ -9,17 +9,18 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from stages.core.dataio import read_csv_tolerant
-from stages.core.scoring import (
+from stages.core.common.dataio import read_csv_tolerant
+from stages.core.common.values import (
     Range,
-    error_category,
     is_blank,
     parse_number,
     parse_ref_ids,
     parse_value,
-    score_question,
-    score_submission,
+    ref_id_set,
 )
+from stages.core.score.diagnosis import error_category
+from stages.core.score.metric import score_question
+from stages.core.score.verdicts import score_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "data" / "wattbot" / "train_QA.csv"
@@ -88,8 +89,9 @@ def test_parse_value_shapes() -> None:
      ("[a;b]", {"a", "b"}), ("['Wu2021b','patterson2021']", {"wu2021b", "patterson2021"}),
      ("is_blank", set()), ("", set()), (None, set()), ("['is_blank']", set()), ("[]", set())],
 )
-def test_parse_ref_ids(s: str | None, expected: set[str]) -> None:
-    assert parse_ref_ids(s) == expected
+def test_ref_id_set(s: str | None, expected: set[str]) -> None:
+    assert ref_id_set(s) == expected
+    assert len(parse_ref_ids(s)) == len(expected)  # the list form: the same ids, once each
 
 
 # --- per-question score --------------------------------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.core.sentences import DEFAULT_ABBREVIATIONS, SentenceSplitter
+from stages.core.tree.sentences import DEFAULT_ABBREVIATIONS, SentenceSplitter
 
 
 @pytest.fixture(scope="module")

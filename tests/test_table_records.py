@@ -1,6 +1,12 @@
 """Markdown tables shown to the reader as records (stages/core/table_records.py)."""
-from stages.core.answering import AnswerParams, ContextBlock, TypedMember, TypedSetup, answer_question_typed
-from stages.core.table_records import table_records
+from stages.core.answer.params import AnswerParams
+from stages.core.answer.record import ContextBlock
+from stages.core.answer.table_records import table_records
+from stages.core.answer.typed_answer import (
+    TypedMember,
+    TypedSetup,
+    answer_question_typed,
+)
 from tests.test_reader import ScriptedTypedLLM
 
 ENERGY_MIX = """Table 2: Percent energy sourced from: Renewable (e.g.

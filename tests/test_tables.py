@@ -1,8 +1,14 @@
 """Table detection in extracted text (stages/core/tables.py), on hand-written line fixtures."""
 from __future__ import annotations
 
-from stages.core.lines import Line
-from stages.core.tables import Table, find_tables, row_like, split_row, table_row_sentences
+from stages.core.extract.records import Line
+from stages.core.tree.tables import (
+    Table,
+    find_tables,
+    row_like,
+    split_row,
+    table_row_sentences,
+)
 
 
 def lines(*texts: str) -> list[Line]:

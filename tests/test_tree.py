@@ -8,9 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from stages.core.corpus_loaders import ExtractParams, extract_corpus, to_frames
-from stages.core.headings import _Cand, _numbered_candidate, numbered_chain
-from stages.core.tree import (
+from stages.core.extract.loaders import ExtractParams, extract_corpus, to_frames
+from stages.core.tree.build import (
     TreeParams,
     build_tree,
     chunk_sentences,
@@ -21,6 +20,7 @@ from stages.core.tree import (
     table_row_sentences,
     tree_stats,
 )
+from stages.core.tree.headings import _Cand, _numbered_candidate, numbered_chain
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "wattbot" / "corpus"
 

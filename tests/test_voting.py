@@ -5,10 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from stages.core.dataio import InputError
-from stages.core.params import ParamError, load_params, section
-from stages.core.types import Answer
-from stages.core.voting import VoteParams, read_submission_answers, vote_all, vote_decided, vote_question
+from stages.core.answer.record import Answer
+from stages.core.answer.voting import (
+    VoteParams,
+    read_submission_answers,
+    vote_all,
+    vote_decided,
+    vote_question,
+)
+from stages.core.common.dataio import InputError
+from stages.core.common.params import ParamError, load_params, section
 
 
 def ans(value: str, refs: list[str], note: str = "", qid: str = "q1") -> Answer:

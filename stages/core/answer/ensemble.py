@@ -1,0 +1,144 @@
+"""The answer stage's driver: every ensemble member's answer to every question, in order.
+
+Questions are the outer loop and members the inner one, so the server reuses the cached
+context prefix; with ``ensemble.early_stop`` a member is not asked once the vote of the
+members before it is decided. The answer stage, the ask tool and the answer benchmark
+all call `answer_members`, so they answer exactly alike.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+from tqdm import tqdm
+
+from stages.core.answer.free_reader import answer_question
+from stages.core.answer.kinds import question_kind
+from stages.core.answer.params import AnswerParams, EnsembleParams
+from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock
+from stages.core.answer.typed_answer import (
+    TypedMember,
+    answer_question_typed,
+    typed_setup,
+)
+from stages.core.answer.voting import VoteParams, vote_decided
+from stages.core.common.concurrency import ordered_map
+from stages.core.common.values import BLANK
+from stages.core.llm.protocol import LLM
+
+
+def member_view(contexts: Sequence[Sequence["ContextBlock"]], view: str) -> list[list["ContextBlock"]]:
+    """The context levels a member reads: as retrieved, each level reversed, or starting one level wider."""
+    levels = [list(c) for c in contexts]
+    if view == "reversed":
+        return [c[::-1] for c in levels]
+    if view == "wider" and len(levels) > 1:
+        return levels[1:]
+    return levels
+
+
+MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String)}
+
+
+def _nth(values: Sequence[Any], i: int, default: Any) -> Any:
+    """Member i's setting from a per-member list that cycles (ensemble.views, temperatures,
+    number_formats, extra_demo_kinds); ``default`` when the list is empty."""
+    return values[i % len(values)] if values else default
+
+
+def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
+                   params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
+                   desc: str = "answer", max_concurrency: int | None = None,
+                   vote: VoteParams | None = None) -> list[list[dict[str, Any]]]:
+    """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
+
+    Questions are the outer loop so that the server reuses the cached context prefix
+    and members 1..n-1 pay only for generation; the answer stage and the answer
+    benchmark both call this, so they answer exactly alike. Up to `max_concurrency`
+    (default: the client's `max_concurrency`, i.e. `llm.max_concurrency`) tasks run at
+    once: (question, member) pairs for the free reader, whole questions for the typed
+    one; questions shown the worked examples run before the others (one prompt prefix at a
+    time for the server), and rows come out in (question, member) order whatever order the
+    calls run or finish in, so the output equals a sequential run's. With ``ensemble.early_stop``
+    the members of a question are asked in order, the first majority together, and a member is
+    skipped (row ``skipped``, no call) once the vote (``vote``, the vote stage's params) is decided.
+    """
+    stats = getattr(llm, "stats", None)
+    workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
+    setup = typed_setup(llm, params) if params.reader == "typed" else None
+    qs = list(questions.iter_rows(named=True))
+    # free reader: one task per (question, member); typed reader: one task per question, whose
+    # members run attempt-major so that they share the server's cached prompt
+    kinds = {q["id"]: question_kind(q["question"], q.get("answer_unit") or BLANK) for q in qs}
+    typed = {qid: setup is not None and kind in params.typed_kinds for qid, kind in kinds.items()}
+    early = ensemble.early_stop and ensemble.n > 1
+    vote = vote or VoteParams()
+    tasks: list[tuple[dict[str, Any], list[int]]] = [
+        t for q in qs for t in ([(q, list(range(ensemble.n)))] if typed[q["id"]] or early
+                                else [(q, [i]) for i in range(ensemble.n)])]
+    # questions that share a prompt prefix run one after another (those shown the demonstrations, then
+    # the others), so that the server evaluates each prefix once instead of at every switch; rows are
+    # put back in question order afterwards
+    order = sorted(range(len(tasks)),
+                   key=lambda k: setup is not None and kinds[tasks[k][0]["id"]] not in setup.demo_kinds)
+
+    def row(q: dict[str, Any], res: AnswerOutcome, seed: int) -> dict[str, Any]:
+        a = res.answer
+        return {
+            "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
+            "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
+            "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
+            "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
+            "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
+            "cache_hits": res.cache_hits, "model": model, "seed": seed, "grounded": a.grounded,
+            "prompt_evaluated": res.prompt_evaluated, "skipped": res.skipped, "shared": res.shared,
+        }
+
+    def answer_task(task: tuple[dict[str, Any], list[int]]) -> list[dict[str, Any]]:
+        q, members = task
+        unit = q.get("answer_unit") or BLANK
+        ctx = contexts.get(q["id"], [[]])
+        greedy: dict[str, Any] = {}  # this question's greedy requests -> replies, shared across ask() calls
+
+        def ask(idx: list[int]) -> list[AnswerOutcome]:
+            views = [member_view(ctx, _nth(ensemble.views, i, "as_is")) for i in idx]
+            if setup is not None and typed[q["id"]]:
+                # a greedy reply does not depend on the seed: greedy members all send ensemble.seed, so a
+                # member asking what another member or run asked greedily finds its reply in the cache
+                return answer_question_typed(
+                    llm, q["id"], q["question"], unit,
+                    [TypedMember(v, ensemble.seed + i if (t := _nth(ensemble.temperatures, i, params.temperature))
+                                 else ensemble.seed, t, _nth(ensemble.number_formats, i, ""),
+                                 tuple(_nth(ensemble.extra_demo_kinds, i, [])))
+                     for v, i in zip(views, idx, strict=True)], params, setup, greedy)
+            return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
+                    for v, i in zip(views, idx, strict=True)]
+
+        if not early:
+            results = ask(members)
+        else:  # the first majority together (they share the cached prompt), then one at a time
+            majority = ensemble.n // 2 + 1
+            results = ask(members[:majority])
+            for i in members[majority:]:
+                if vote_decided([r.answer for r in results], ensemble.n, vote):
+                    results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
+                else:
+                    results += ask([i])
+        return [row(q, res, ensemble.seed + i) for res, i in zip(results, members, strict=True)]
+
+    with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="call") as bar:
+        def progress(done_rows: list[dict[str, Any]]) -> None:
+            bar.update(len(done_rows))
+            if stats is not None:
+                bar.set_postfix(hits=stats.hits, new=stats.misses)
+
+        done_in_order = ordered_map(answer_task, [tasks[k] for k in order], workers, progress)
+    done: list[list[dict[str, Any]]] = [[] for _ in tasks]
+    for k, task_rows in zip(order, done_in_order, strict=True):
+        done[k] = task_rows
+    rows: list[list[dict[str, Any]]] = [[] for _ in range(ensemble.n)]
+    for (_, members), task_rows in zip(tasks, done, strict=True):
+        for i, r in zip(members, task_rows, strict=True):
+            rows[i].append(r)
+    return rows

@@ -1,0 +1,107 @@
+"""The `answer:` and `ensemble:` params sections: how each member reads and answers."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from stages.core.answer.kinds import KINDS
+
+NumberFormat = Literal["json", "text", "expression"]
+NUMBER_FORMATS = ("json", "text", "expression")
+VIEWS = ("as_is", "reversed", "wider")
+
+
+@dataclass
+class AnswerParams:
+    """The `answer:` section of params.yaml."""
+
+    reader: str = "typed"  # free: the explained JSON reply | typed: stages/core/reader.py
+    context_first: bool = True
+    temperature: float = 0.0
+    max_tokens: int = 64
+    max_retries: int = 1
+    retry_k_factor: float = 2.0
+    # typed reader only
+    number_format: str = "json"  # json: a JSON number | text: as the context writes it | expression: arithmetic
+    # the number format of numeric questions worded to compute ("how many more", "by what factor", ...);
+    # "" = number_format (measured: expression +0.006 on dev 179, train unchanged; docs/reader.md)
+    compute_format: str = "expression"
+    # question kinds the typed reader answers; the others keep the free reader
+    typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text"])
+    retry_ungrounded: bool = False  # an ungrounded answer is retried with the wider context
+    # never: the schema has no null, so the model always answers | model: blank when it says null |
+    # ungrounded: also blank when the answer is not found in the context
+    abstain: str = "never"
+    tf_logprobs: bool = True  # True/False from calibrated token probabilities
+    quote_first: bool = False  # the reply copies the words that state the answer before giving it
+    restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
+    narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
+    table_records: bool = True  # well-formed markdown tables are shown as records, "row: column = value; ..."
+    demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
+    # question kinds shown the worked examples; the others get the system prompt alone (measured: numeric
+    # answers read better without them, True/False and names worse)
+    demo_kinds: list[str] = field(default_factory=lambda: ["true_false", "range", "text"])
+    demo_file: str = "data/wattbot/dev_QA.csv"
+
+    def validate(self) -> None:
+        from stages.core.common.params import ParamError
+
+        if self.reader not in ("free", "typed"):
+            raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
+        for name, kinds in (("typed_kinds", self.typed_kinds), ("demo_kinds", self.demo_kinds)):
+            bad = [k for k in kinds if k not in KINDS]
+            if bad:
+                raise ParamError(f"params.yaml: answer.{name} has unknown kinds {bad}: use true_false, numeric, "
+                                 "range, text")
+        if self.number_format not in NUMBER_FORMATS:
+            raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text or "
+                             "expression")
+        if self.compute_format not in ("", *NUMBER_FORMATS):
+            raise ParamError(f"params.yaml: answer.compute_format={self.compute_format!r} must be empty, json, "
+                             "text or expression")
+        if self.abstain not in ("never", "model", "ungrounded"):
+            raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be never, model or ungrounded")
+        if self.max_retries < 0:
+            raise ParamError("params.yaml: answer.max_retries must be >= 0")
+        if self.retry_k_factor < 1.0:
+            raise ParamError(f"params.yaml: answer.retry_k_factor={self.retry_k_factor} must be >= 1")
+
+
+@dataclass
+class EnsembleParams:
+    """The `ensemble:` section of params.yaml: member i uses seed `seed + i`."""
+
+    n: int = 1
+    seed: int = 0
+    # member i reads the context as views[i % len(views)]: as_is | reversed (units in reverse
+    # order) | wider (the first retry's larger context)
+    views: list[str] = field(default_factory=lambda: ["reversed", "reversed", "as_is"])
+    # typed reader: member i samples at temperatures[i % len]; empty = answer.temperature for all
+    temperatures: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    # typed reader: member i writes numbers as number_formats[i % len] (json | text | expression);
+    # empty = answer.number_format for all. Members that differ in format, not only in sampling noise
+    number_formats: list[str] = field(default_factory=list)
+    # typed reader: member i shows the worked examples to extra_demo_kinds[i % len] besides
+    # answer.demo_kinds; empty = answer.demo_kinds alone for all. Members that differ in what they were shown
+    extra_demo_kinds: list[list[str]] = field(default_factory=lambda: [[], ["numeric"], []])
+    # ask member i only while the vote of members 0..i-1 could still change (voting.vote_decided):
+    # the same submission as asking every member, for fewer calls
+    early_stop: bool = True
+
+    def validate(self) -> None:
+        from stages.core.common.params import ParamError
+
+        if self.n < 1:
+            raise ParamError(f"params.yaml: ensemble.n={self.n} must be >= 1")
+        bad = [v for v in self.views if v not in VIEWS]
+        if bad or not self.views:
+            raise ParamError(f"params.yaml: ensemble.views={self.views!r}: each must be one of {VIEWS}")
+        bad = [f for f in self.number_formats if f not in NUMBER_FORMATS]
+        if bad:
+            raise ParamError(f"params.yaml: ensemble.number_formats={self.number_formats!r}: each must be json, "
+                             "text or expression")
+        for kinds in self.extra_demo_kinds:
+            if not isinstance(kinds, list) or any(k not in KINDS for k in kinds):
+                raise ParamError(f"params.yaml: ensemble.extra_demo_kinds={self.extra_demo_kinds!r}: each member's "
+                                 f"entry must be a list (maybe empty) of question kinds from {KINDS}")
+

@@ -1,0 +1,83 @@
+"""The records of answering: a context block as the prompt shows it, an answer, and what it cost."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from stages.core.common.values import BLANK
+
+
+@dataclass
+class Answer:
+    """One answer to one question, already normalised to the submission format.
+
+    ``answer_value`` is a string as it goes into the CSV: a number without
+    thousands separators, ``[low,high]`` for a range, 1/0 for True/False, free
+    text for categorical answers, or ``is_blank``.
+    """
+
+    question_id: str
+    answer: str = BLANK
+    answer_value: str = BLANK
+    answer_unit: str = BLANK
+    ref_id: list[str] = field(default_factory=list)
+    explanation: str = BLANK
+    supporting_materials: str = BLANK
+    grounded: bool = True  # the reader found the value in the units it cited (typed reader)
+
+    @property
+    def is_blank(self) -> bool:
+        return self.answer_value.strip().lower() in {"", BLANK}
+
+
+@dataclass
+class ContextBlock:
+    """One retrieved unit as the prompt shows it."""
+
+    doc_id: str
+    text: str
+    media: str | None = None  # "table" | "image" for the Referenced media part
+
+
+def context_blocks(contexts: pl.DataFrame) -> dict[str, list[list[ContextBlock]]]:
+    """question_id -> [attempt 0 blocks, attempt 1 blocks, ...] from retrieve's context rows."""
+    ctx = contexts.sort("question_id", "attempt", "rank")
+    out: dict[str, list[list[ContextBlock]]] = {}
+    for (qid, attempt), g in ctx.group_by("question_id", "attempt", maintain_order=True):
+        levels = out.setdefault(qid, [])
+        while len(levels) <= attempt:
+            levels.append([])
+        levels[attempt] = [ContextBlock(d, t, m) for d, t, m in g.select("doc_id", "text", "media").iter_rows()]
+    return out
+
+
+@dataclass
+class AnswerOutcome:
+    """An answer plus what producing it cost."""
+
+    answer: Answer
+    attempts: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cache_hits: int = 0
+    raw: list[str] = field(default_factory=list)
+    prompt_evaluated: int = 0  # prompt tokens the server evaluated (not served from its prompt cache)
+    skipped: bool = False  # not asked: the earlier members had decided the vote (ensemble.early_stop)
+    shared: int = 0  # attempts answered by an earlier member's identical greedy request (no call)
+
+
+def add_cost(out: AnswerOutcome, reply: Any, shared: bool = False) -> None:
+    """Count one attempt; a reply ``shared`` with an earlier member (the same greedy request) cost nothing."""
+    out.attempts += 1
+    out.raw.append(reply.text)
+    if shared:
+        out.shared += 1
+        return
+    out.prompt_tokens += reply.prompt_tokens
+    out.completion_tokens += reply.completion_tokens
+    out.latency_s += reply.latency_s
+    out.cache_hits += reply.cached
+    out.prompt_evaluated += reply.prompt_evaluated if reply.prompt_evaluated >= 0 else reply.prompt_tokens

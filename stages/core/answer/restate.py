@@ -1,0 +1,140 @@
+"""A number the model copied, read back with what the context writes next to it.
+
+Asked for a JSON number, the 1.5B reader copies the right digits and loses what
+stands next to them: "772 billion queries" comes back as 772, "32 billion
+word-pieces" as 32000000, "100ms intervals" as 100 when the question asks for
+seconds (dev d607, d110, d409, d208, d308). The digits are right; the magnitude
+word or suffix ("billion", "8B", "$40M") or the unit ("ms") is lost. Code puts it
+back: each number of the context is read as a `Mention` (digits, value with its
+magnitude, the unit written right after it), and the model's number is matched
+against them, the pointed units first.
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
+from stages.core.common.values import close
+
+# unit spelling -> (family, scale in the family's base unit); matched case-sensitively, so that
+# "MW" (megawatt) and "mW", "ms" and "Ms" stay apart. Bare "B" is the billion suffix, never bytes.
+_SCALES: dict[str, tuple[str, float]] = {}
+for _family, _table in {
+    "time": {("ns", "nanosecond", "nanoseconds"): 1e-9, ("µs", "μs", "us", "microsecond", "microseconds"): 1e-6,
+             ("ms", "millisecond", "milliseconds"): 1e-3, ("s", "sec", "secs", "second", "seconds"): 1.0,
+             ("min", "mins", "minute", "minutes"): 60.0, ("h", "hr", "hrs", "hour", "hours"): 3600.0,
+             ("day", "days"): 86400.0, ("week", "weeks"): 604800.0, ("year", "years", "yr", "yrs"): 31536000.0},
+    "energy": {("Wh", "watt-hour", "watt-hours"): 1.0, ("kWh", "KWh", "kilowatt-hour", "kilowatt-hours"): 1e3,
+               ("MWh", "megawatt-hour", "megawatt-hours"): 1e6, ("GWh", "gigawatt-hour", "gigawatt-hours"): 1e9,
+               ("TWh", "terawatt-hour", "terawatt-hours"): 1e12,
+               ("J", "joule", "joules"): 1 / 3600, ("kJ",): 1e3 / 3600, ("MJ",): 1e6 / 3600, ("GJ",): 1e9 / 3600},
+    "power": {("W", "watt", "watts", "Watts"): 1.0, ("kW", "kilowatt", "kilowatts"): 1e3,
+              ("MW", "megawatt", "megawatts"): 1e6, ("GW", "gigawatt", "gigawatts"): 1e9, ("TW",): 1e12},
+    "mass": {("g", "gram", "grams"): 1.0, ("kg", "kilogram", "kilograms"): 1e3, ("t", "tonne", "tonnes"): 1e6,
+             ("lb", "lbs", "pound", "pounds"): 453.592},
+    "data": {("KB", "kB"): 1e3, ("MB",): 1e6, ("GB",): 1e9, ("TB",): 1e12, ("PB",): 1e15,
+             ("Kb", "kb"): 125.0, ("Mb",): 1.25e5, ("Gb",): 1.25e8, ("Tb",): 1.25e11},
+    "volume": {("mL", "ml", "milliliter", "milliliters"): 1e-3, ("L", "l", "liter", "liters", "litre", "litres"): 1.0,
+               ("kL", "kiloliter", "kiloliters"): 1e3, ("gallon", "gallons"): 3.78541},
+    "distance": {("km", "kilometer", "kilometers", "kilometre", "kilometres"): 1.0, ("mile", "miles"): 1.60934},
+}.items():
+    for _spellings, _scale in _table.items():
+        for _s in _spellings:
+            _SCALES[_s] = (_family, _scale)
+
+# digits, then a magnitude word or a suffix letter glued to the digits, then the unit word right after
+# ("gigawatt-hours" whole: read as "gigawatt" it would be a power)
+_MENTION = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
+    rf"(?:\s*((?i:{'|'.join(MAGNITUDE_WORDS)}))\b|([{''.join(MAGNITUDE_SUFFIXES)}])(?![A-Za-z]))?"
+    r"(?:\s?([A-Za-zµμ]+?(?:-hours?)?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
+)
+_URL = re.compile(r"(?:https?://|www\s?\.)\S+(?:\s?\.\S+)*", re.I)  # "http://www .x.com/a-10" as PDFs break it
+# "tCO2e", "kg CO2eq", "lbs CO2e", "seconds": the answer unit's leading word
+_ANSWER_UNIT = re.compile(r"^\s*([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
+# "32 billion" written as 32000000 (zeros slipped by thousands), "6.1 billion" as 61000000000 (the decimal
+# point dropped): the digits agree up to a power of ten
+_POWERS_OF_TEN = tuple(10.0 ** k for k in range(1, 13))
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One number as a text writes it."""
+
+    digits: float  # "772" in "772 billion"
+    value: float  # with its magnitude word or suffix: 772e9
+    unit: str  # the word right after it when it is a known unit ("ms", "GW"), else ""
+
+
+def mentions(text: str) -> list[Mention]:
+    """Every number of the text with its magnitude and unit; a web address states none (the
+    "10" of ".../report-10-million-cars..." would pass for a bare 10 next to "10 million cars")."""
+    out = []
+    text = _URL.sub(" ", unicodedata.normalize("NFKC", text))
+    for m in _MENTION.finditer(text):
+        whole, frac, word, suffix, unit = m.groups()
+        if suffix and m.start() and text[m.start() - 1] == "-":
+            suffix = None  # "Llama2-13B", "JetMoE-8B": a model's name, not 13 billion of something
+        digits = float(whole.replace(",", "") + (frac or ""))
+        scale = MAGNITUDE_WORDS[word.lower()] if word else MAGNITUDE_SUFFIXES[suffix] if suffix else 1.0
+        out.append(Mention(digits, digits * scale, unit if unit in _SCALES else ""))
+    return out
+
+
+def unit_scale(unit: str | None) -> tuple[str, float] | None:
+    """(family, scale) of an answer unit such as "seconds", "MWh" or "tCO2e"; None for compound
+    ("USD per hour", "L/kWh") or unknown units."""
+    if not unit or "/" in unit or " per " in unit:
+        return None
+    m = _ANSWER_UNIT.match(unit)
+    return _SCALES.get(m.group(1)) if m else None
+
+
+def _candidate(v: float, mention: Mention, target: tuple[str, float] | None, unit_magnitude: bool) -> float | None:
+    """What the model meant by v if it copied this mention: v itself when the mention states v
+    in a compatible unit, the restated value when it dropped the magnitude, slipped its zeros or decimal point or
+    skipped the unit conversion, None when the mention has nothing to do with v."""
+    own = _SCALES.get(mention.unit)
+    if own is not None and target is not None and own[0] != target[0]:
+        return None  # "100 Gb/s" does not state a number of seconds
+    if close(mention.value, v):
+        if own is not None and target is not None and own[1] != target[1]:
+            return v * own[1] / target[1]  # "100 ms" copied as 100 for seconds
+        return v
+    if unit_magnitude or mention.value == mention.digits:
+        return None
+    if close(mention.digits, v):
+        return mention.value  # "772 billion" copied as 772
+    if mention.digits and any(close(v / mention.digits, p) or close(mention.digits / v, p) for p in _POWERS_OF_TEN):
+        return mention.value  # "32 billion" written as 32000000, "6.1 billion" as 61000000000
+    return None
+
+
+def restate(v: float, pointed: Sequence[str], others: Sequence[str], unit: str) -> float:
+    """The value the context states for the model's number v: v itself when a mention states it,
+    else the mention it copied with the magnitude or unit put back. The pointed units decide
+    first; the other units only when no pointed unit mentions v at all."""
+    if not math.isfinite(v) or v == 0:
+        return v
+    target = unit_scale(unit)
+    unit_magnitude = any(w in (unit or "").lower() for w in MAGNITUDE_WORDS)
+    other_mentions = [mn for t in others for mn in mentions(t)]
+    for said in ([mn for t in pointed for mn in mentions(t)], other_mentions):
+        # the other units only when no pointed unit mentions v
+        found = [c for mn in said if (c := _candidate(abs(v), mn, target, unit_magnitude)) is not None]
+        if not found:
+            continue
+        if any(close(c, abs(v)) for c in found):
+            # stated without a unit (a table cell: "3,500") while every sentence that writes the same
+            # number with a unit says another scale ("3,500 MWh" for an answer in GWh): converted (dev d204)
+            with_unit = [c for mn in (*said, *other_mentions) if mn.unit and close(mn.value, abs(v))
+                         and (c := _candidate(abs(v), mn, target, unit_magnitude)) is not None]
+            if with_unit and not any(close(c, abs(v)) for c in with_unit):
+                return math.copysign(with_unit[0], v)
+            return v
+        return math.copysign(found[0], v)
+    return v

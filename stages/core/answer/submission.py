@@ -1,0 +1,46 @@
+"""The Kaggle submission table: exactly the WattBot columns.
+
+Blank answers write the literal `is_blank` in every answer field; ref_id and
+ref_url as `['a','b']`; the answer unit always comes from the questions file.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from stages.core.answer.normalize import format_ref_ids
+from stages.core.answer.record import Answer
+from stages.core.common.dataio import SUBMISSION_COLUMNS
+from stages.core.common.values import BLANK
+
+
+def _fmt_list(items: Sequence[str]) -> str:
+    return "[" + ",".join(f"'{x}'" for x in items) + "]" if items else BLANK
+
+
+def build_submission(questions: pl.DataFrame, answers: Sequence[Answer], urls: dict[str, str]) -> pl.DataFrame:
+    """One row per question, in the questions file's order."""
+    by_id = {a.question_id: a for a in answers}
+    rows = []
+    for q in questions.iter_rows(named=True):
+        a = by_id.get(q["id"]) or Answer(q["id"])
+        unit = (q.get("answer_unit") or "").strip() or BLANK
+        if a.is_blank:
+            rows.append({"id": q["id"], "question": q["question"], "answer": BLANK, "answer_value": BLANK,
+                         "answer_unit": unit, "ref_id": BLANK, "ref_url": BLANK, "supporting_materials": BLANK,
+                         "explanation": BLANK})
+            continue
+        refs = list(a.ref_id)
+        rows.append({
+            "id": q["id"], "question": q["question"], "answer": _one_line(a.answer) or a.answer_value,
+            "answer_value": a.answer_value, "answer_unit": unit, "ref_id": format_ref_ids(refs),
+            "ref_url": _fmt_list([urls[r] for r in refs if urls.get(r)]),
+            "supporting_materials": _one_line(a.supporting_materials) or BLANK,
+            "explanation": _one_line(a.explanation) or BLANK,
+        })
+    return pl.DataFrame(rows, schema={c: pl.String for c in SUBMISSION_COLUMNS})
+
+
+def _one_line(s: str) -> str:
+    return " ".join((s or "").split())

@@ -1,0 +1,314 @@
+"""The typed reader: numbered context units, a JSON schema per question type, answers grounded in code.
+
+A 1.5B model picks wrong numbers, leans towards True and types stray numbers for
+names when it writes a free-form reply that code must rescue. Here code decides the
+question's type, the server's grammar only admits a reply of that type (a JSON
+number, two numbers, a boolean or a short string), and the model first names the
+numbered context units that hold the answer. Everything else happens in code:
+ref_id comes from the pointed units, and the value is checked against them
+(`grounding.py`): an ungrounded value is retried with the wider context and
+counts less in the vote.
+
+True/False answers can be read from the probabilities of the two tokens at the
+answer position, divided by the model's own prior measured on a content-free input
+(contextual calibration, Zhao et al. 2021), which removes the lean towards True.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stages.core.answer.grounding import eval_arithmetic, grounded_number, numbers_in
+from stages.core.answer.kinds import Kind
+from stages.core.answer.normalize import normalize_value
+from stages.core.answer.params import NumberFormat
+from stages.core.answer.record import ContextBlock
+from stages.core.answer.restate import restate
+from stages.core.common.values import BLANK
+from stages.core.index.vocab import CONVERSION_CONSTANTS
+
+# an answer expression: starts with a digit, then digits, operators, brackets, spaces
+EXPRESSION_PATTERN = r"^[0-9][0-9.eE+*/() -]{0,59}$"
+# a number as the context writes it, magnitude word included: a JSON number made the 1.5B model
+# drop zeros from "32 billion" (dev d110, d409)
+NUMBER_PATTERN = r"^-?[0-9][0-9,]{0,15}(\.[0-9]{1,8})?( (thousand|million|billion|trillion))?$"
+NUMBER_RE = re.compile(NUMBER_PATTERN[1:-1])
+MAX_TEXT_CHARS = 100
+QUOTE_CHARS = 120  # answer.quote_first: the words of the pointed unit that state the answer
+MAX_POINTERS = 3
+
+TYPED_READER_SYSTEM = (
+    "You answer a question about AI energy use, emissions, water and cost from numbered context units "
+    "taken from research papers and reports. Reply with JSON only. First list in \"units\" the numbers "
+    "of the units that state the answer, then give the answer in the requested field and unit. Copy "
+    "numbers from the units; convert them only when the question's unit differs. Use only the context; "
+    "if no unit states the answer, give null."
+)
+
+
+
+
+def _nullable(schema: dict[str, Any], allow_null: bool) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]} if allow_null else schema
+
+
+def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
+                 allow_null: bool = True, quote: bool = False) -> dict[str, Any]:
+    """The JSON schema for a reply of this kind: unit pointers first, then (``quote``) the words
+    that state the answer, then the typed answer."""
+    units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
+                             "maxItems": MAX_POINTERS}
+    answer: dict[str, dict[str, Any]]
+    if kind == "numeric":
+        # json: a JSON number | text: the context's notation ("5.6 billion") | expression: arithmetic
+        value = {"type": "number"} if number_format == "json" else \
+            {"type": "string", "pattern": EXPRESSION_PATTERN if number_format == "expression" else NUMBER_PATTERN}
+        answer = {"value": _nullable(value, allow_null)}
+    elif kind == "range":
+        answer = {"low": _nullable({"type": "number"}, allow_null), "high": _nullable({"type": "number"}, allow_null)}
+    elif kind == "true_false":
+        answer = {"answer": {"type": "boolean"}}
+    else:
+        answer = {"answer": _nullable({"type": "string", "maxLength": MAX_TEXT_CHARS}, allow_null)}
+    said = {"quote": {"type": "string", "maxLength": QUOTE_CHARS}} if quote else {}
+    props = {"units": units, **said, **answer}
+    return {"type": "object", "properties": props, "required": list(props)}
+
+
+def response_format(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
+                    allow_null: bool = True, quote: bool = False) -> dict[str, Any]:
+    """The OpenAI-style response_format carrying `reply_schema`."""
+    return {"type": "json_schema", "json_schema": {
+        "name": f"answer_{kind}", "strict": True,
+        "schema": reply_schema(kind, n_units, number_format=number_format, allow_null=allow_null, quote=quote)}}
+
+
+def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat, quote: bool = False) -> str:
+    """The last line of the prompt: which field to fill and how."""
+    line = _instruction(kind, unit, number_format)
+    return line.replace('"units": [...], ', '"units": [...], "quote": "the words that state it", ', 1) if quote else line
+
+
+def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
+    if kind == "true_false":
+        return 'Reply {"units": [...], "answer": true or false}.'
+    if kind == "text":
+        return 'Reply {"units": [...], "answer": the name or short phrase, copied from the units}.'
+    if kind == "range":
+        return f'Reply {{"units": [...], "low": number, "high": number}} in {unit}.'
+    if number_format == "json":
+        return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
+    if number_format == "expression":
+        # the examples are letters: numbers shown here were copied as the answer (dev d313, d411, d611)
+        return (f'Reply {{"units": [...], "value": "..."}}: the answer in {unit}, as a number copied from '
+                f'the units or an arithmetic expression over their numbers, such as a - b, a / b, a + b or '
+                f'(a - b) / b * 100 with a and b copied from the units.')
+    return f'Reply {{"units": [...], "value": "number"}}: the answer in {unit} (e.g. "11,023" or "5.6 billion").'
+
+
+
+
+def format_units(units: Sequence[ContextBlock]) -> str:
+    """`[k] doc_id (table): text` lines, numbered from 1."""
+    lines = []
+    for k, u in enumerate(units, start=1):
+        tag = f" ({u.media})" if u.media else ""
+        lines.append(f"[{k}] {u.doc_id}{tag}: {u.text}")
+    return "Context:\n" + "\n\n".join(lines)
+
+
+def user_message(question: str, unit: str, kind: Kind, units: Sequence[ContextBlock], number_format: NumberFormat,
+                 quote: bool = False) -> str:
+    """Context first (shared prefix across members), then the question and the reply format."""
+    unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") else ""
+    parts = [format_units(units), f"Question: {question}", unit_line,
+             answer_instruction(kind, unit, number_format, quote)]
+    return "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
+
+
+@dataclass
+class Reading:
+    """A parsed typed reply: the normalised value (or blank), pointers and grounding."""
+
+    value: str = BLANK
+    pointers: tuple[int, ...] = ()
+    grounded: bool = False
+    expression: str = ""
+
+    @property
+    def is_blank(self) -> bool:
+        return self.value == BLANK
+
+
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def _pointers(data: dict[str, Any], n_units: int) -> tuple[int, ...]:
+    raw = data.get("units") or []
+    if not isinstance(raw, list):
+        return ()
+    return tuple(dict.fromkeys(k for k in raw if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= n_units))
+
+
+def evidence_text(units: Sequence[ContextBlock], pointers: Sequence[int]) -> str:
+    """The pointed units' text, or the whole context when the model pointed at none."""
+    chosen = [units[k - 1] for k in pointers] or list(units)
+    return "\n".join(u.text for u in chosen)
+
+
+def _grounded_value(v: float, evidence: str, unit: str, operands: Sequence[float] = ()) -> bool:
+    """Stated in the evidence (up to the unit's conversions), or computed from stated numbers."""
+    numbers = numbers_in(evidence)
+    if grounded_number(v, numbers, unit, strict=True):
+        return True
+    if len(operands) > 1:
+        return all(grounded_number(o, numbers, unit, strict=True) or abs(o) in CONVERSION_CONSTANTS
+                   for o in operands) and any(grounded_number(o, numbers, unit, strict=True) for o in operands)
+    return False
+
+
+def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequence[ContextBlock],
+               true_prob: float | None = None, *, restate_numbers: bool = True,
+               narrow_pointers: bool = True) -> Reading:
+    """The reply as a submission value, with pointers and whether the value is grounded.
+
+    ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
+    the answer instead of the sampled token. ``restate_numbers``: a JSON number copied without
+    the magnitude or unit the context writes next to it gets them back (`restate.py`).
+    ``narrow_pointers``: a grounded answer points only at the pointed units that state it.
+    """
+    if not data:
+        return Reading()
+    pointers = _pointers(data, len(units))
+    evidence = evidence_text(units, pointers)
+    if kind == "true_false":
+        ans = data.get("answer")
+        if true_prob is not None:
+            ans = true_prob >= 0.5
+        if not isinstance(ans, bool):
+            return Reading(pointers=pointers)
+        return Reading("1" if ans else "0", pointers, grounded=bool(pointers))
+    if kind == "text":
+        ans = data.get("answer")
+        if not isinstance(ans, str) or not ans.strip() or ans.strip().lower() in ("null", BLANK):
+            return Reading(pointers=pointers)
+        phrase = ans.strip().rstrip(".")
+        return _repointed(Reading(phrase, pointers), units, lambda text: phrase.lower() in text.lower(), evidence,
+                          narrow_pointers)
+    if kind == "range":
+        lo, hi = _number(data.get("low")), _number(data.get("high"))
+        if lo is None or hi is None:
+            return Reading(pointers=pointers)
+        lo, hi = min(lo, hi), max(lo, hi)
+        value = normalize_value(f"[{lo!r},{hi!r}]", unit)
+        return _repointed(Reading(value, pointers), units,
+                          lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence,
+                          narrow_pointers)
+    raw = data.get("value")
+    expression, operands = "", ()
+    stated = _number(raw) if not isinstance(raw, str) else None
+    if isinstance(raw, str) and NUMBER_RE.fullmatch(raw.strip()):
+        try:
+            stated = _number(float(normalize_value(raw.strip(), "")))
+        except ValueError:  # "1,5": not a number after all
+            stated = None
+    if isinstance(raw, str) and stated is None:
+        expression = raw.strip()
+        try:
+            v, ops = eval_arithmetic(expression)
+        except ValueError:
+            return Reading(pointers=pointers, expression=expression)
+        operands = tuple(ops)
+    else:
+        if stated is None:
+            return Reading(pointers=pointers)
+        v = stated
+        if restate_numbers:  # a JSON number or a plain number string (an expression is computed as written)
+            v = restate(stated, [units[k - 1].text for k in pointers],
+                        [u.text for k, u in enumerate(units, start=1) if k not in pointers], unit)
+    value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
+    if value == BLANK:
+        return Reading(pointers=pointers, expression=expression)
+    return _repointed(Reading(value, pointers, expression=expression), units,
+                      lambda text: _grounded_value(v, text, unit, operands), evidence, narrow_pointers)
+
+
+def _repointed(reading: Reading, units: Sequence[ContextBlock], holds: Any, evidence: str, narrow: bool = True) -> Reading:
+    """Grounded when the pointed units hold the answer; the model often points at the wrong
+    unit, so an answer that other units hold is grounded there and points at them instead.
+    ``narrow``: of several pointed units, keep those that state the answer themselves (an
+    extra document in ref_id costs Jaccard)."""
+    if holds(evidence):
+        reading.grounded = True
+        stating = tuple(k for k in reading.pointers if holds(units[k - 1].text))
+        if narrow and stating:
+            reading.pointers = stating
+        return reading
+    stating = tuple(k for k, u in enumerate(units, start=1) if holds(u.text))
+    if stating:
+        reading.pointers, reading.grounded = stating[:MAX_POINTERS], True
+    return reading
+
+
+def refs_for(reading: Reading, units: Sequence[ContextBlock]) -> list[str]:
+    """ref_id from the pointed units; without pointers, the units that state the value, else the first unit."""
+    if reading.pointers:
+        return list(dict.fromkeys(units[k - 1].doc_id for k in reading.pointers))
+    if not units:
+        return []
+    needles = re.findall(r"\d+(?:\.\d+)?", reading.value) if reading.value != BLANK else []
+    stating = [u.doc_id for u in units if needles and all(n in u.text.replace(",", "") for n in needles)]
+    return list(dict.fromkeys(stating or [units[0].doc_id]))[:MAX_POINTERS]
+
+
+def quote_for(reading: Reading, units: Sequence[ContextBlock], max_chars: int = 300) -> str:
+    """The sentence of a pointed unit that shows the value (supporting_materials)."""
+    chosen = [units[k - 1] for k in reading.pointers] or list(units)
+    needles = re.findall(r"\d+(?:\.\d+)?", reading.value) or [reading.value.lower()]
+    for u in chosen:
+        for sent in re.split(r"(?<=[.!?])\s+", u.text):
+            if any(n and n in sent.lower().replace(",", "") for n in needles):
+                return sent.strip()[:max_chars]
+    return chosen[0].text[:max_chars] if chosen else BLANK
+
+
+# ---- True/False from token probabilities, with contextual calibration
+
+def answer_token_probs(token_logprobs: Sequence[Any] | None) -> tuple[float, float] | None:
+    """(P(true), P(false)) at the position where the reply's boolean was generated, from the
+    server's top log-probabilities there (raw model probabilities, before the grammar)."""
+    if not token_logprobs:
+        return None
+    for entry in reversed(token_logprobs):
+        token, top = entry[0], entry[1]
+        if token.strip().lower() not in ("true", "false"):
+            continue
+        p = {"true": 0.0, "false": 0.0}
+        for tok, lp in top:
+            key = tok.strip().lower()
+            if key in p:
+                p[key] += math.exp(lp)
+        if p["true"] + p["false"] <= 0:
+            return None
+        return p["true"], p["false"]
+    return None
+
+
+def calibrated_true_prob(probs: tuple[float, float], prior: tuple[float, float] | None) -> float:
+    """P(True) after dividing each option by the model's content-free prior, renormalised."""
+    t, f = probs
+    if prior is not None and prior[0] > 0 and prior[1] > 0:
+        t, f = t / prior[0], f / prior[1]
+    return t / (t + f) if t + f > 0 else 0.5
+
+
+CONTENT_FREE_QUESTION = "True or False: N/A"
+CONTENT_FREE_UNITS = (ContextBlock("N/A", "N/A"),)

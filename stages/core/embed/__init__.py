@@ -1,0 +1,2 @@
+"""Stage embed: text embedders, the embedding cache, and the bottom-up tree vectors.
+"""

@@ -1,0 +1,163 @@
+"""The vocabulary tables: keyword normalisation for the index and the question, and the units.
+
+Every table of spellings and units lives here, as data: edit them, not the code.
+- TEXT_REWRITES, EQUIVALENT, NUMBER_WORDS, MAGNITUDES, SIZE_SUFFIXES: keyword normalisation
+  (below);
+- UNIT_SPELLINGS: how the context writes a number in an answer unit (retrieve's unit boost);
+- UNIT_ALIASES: the unit words a model writes after a value, stripped when they are the
+  question's unit (answer normalisation);
+- UNIT_FACTORS, CONVERSION_CONSTANTS: the conversions a stated number may go through to
+  be the answer (the reader's grounding check and computed answers).
+
+Keyword normalisation:
+
+Questions and documents spell the same thing differently: pounds / lbs, average /
+avg, one / 1, percent / %, tonnes / t, "CO 2e" (a flattened subscript) / CO2e,
+11,023 / 11023, 1.01E+11 / 101000000000, "5.6 billion" / 5600000000, A100-80GB /
+A100 80 GB. keywords.tokenize runs every token, of a unit and of a query alike,
+through `canonical`, so both sides meet on one form. The tables here are the whole
+of it: edit them, not the code, to add an equivalence.
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+# text rewrites before tokenising (pattern, replacement), in order
+TEXT_REWRITES: tuple[tuple[str, str], ...] = (
+    (r"\bCO\s+2\s*e\b", "CO2e"),             # 'CO 2e', 'CO 2 e' (subscript flattened by extraction)
+    (r"\bCO\s+2(?=\W|$)", "CO2"),
+    (r"\bCO2\s+eq\b", "CO2e"),
+    (r"\bCO2eq\b", "CO2e"),
+    (r"\b(k?g|t|kt|mt|lbs?)CO2e?\b", r"\1 CO2e"),  # tCO2e, kgCO2e, lbsCO2e
+    (r"(?<=\d)\s*%", " percent"),
+)
+_REWRITES = [(re.compile(p, re.I), r) for p, r in TEXT_REWRITES]
+
+# surface form (lower case) -> canonical token
+EQUIVALENT: dict[str, str] = {
+    # mass and emissions
+    "lbs": "lb", "pound": "lb", "pounds": "lb",
+    "kilogram": "kg", "kilograms": "kg", "kgs": "kg",
+    "tonne": "t", "tonnes": "t", "ton": "t", "tons": "t",
+    "co2eq": "co2e",
+    # energy and power
+    "kilowatt-hour": "kwh", "kilowatt-hours": "kwh", "megawatt-hour": "mwh", "megawatt-hours": "mwh",
+    "gigawatt-hour": "gwh", "gigawatt-hours": "gwh", "terawatt-hour": "twh", "terawatt-hours": "twh",
+    "watt-hour": "wh", "watt-hours": "wh", "watt": "w", "watts": "w", "kilowatt": "kw", "kilowatts": "kw",
+    "megawatt": "mw", "megawatts": "mw", "gigawatt": "gw", "gigawatts": "gw",
+    # volume
+    "liter": "l", "liters": "l", "litre": "l", "litres": "l", "milliliter": "ml", "milliliters": "ml",
+    "millilitre": "ml", "millilitres": "ml", "kiloliter": "kl", "kiloliters": "kl", "gallon": "gal", "gallons": "gal",
+    # time
+    "hours": "hour", "hrs": "hour", "hr": "hour", "h": "hour", "yrs": "year", "yr": "year", "years": "year",
+    "days": "day", "mins": "minute", "min": "minute", "minutes": "minute", "seconds": "second", "sec": "second",
+    # money and ratios
+    "dollar": "usd", "dollars": "usd", "$": "usd", "us$": "usd", "%": "percent", "percentage": "percent",
+    "pct": "percent",
+    # words and their abbreviations
+    "average": "avg", "averages": "avg", "averaged": "avg", "approximately": "approx", "approximate": "approx",
+    "gpus": "gpu", "tpus": "tpu", "cpus": "cpu", "parameters": "param", "parameter": "param", "params": "param",
+}
+
+NUMBER_WORDS: dict[str, str] = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
+    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "thirty": "30", "forty": "40",
+    "fifty": "50", "hundred": "100", "single": "1", "double": "2", "twice": "2", "half": "0.5",
+}
+
+MAGNITUDES: dict[str, int] = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12,
+                              "bn": 10**9}
+
+# a model name glued to its size word by extraction ('Transformerbig', 'BERTbase'): split off
+SIZE_SUFFIXES: tuple[str, ...] = ("base", "big", "large", "small", "medium", "tiny", "huge", "mini", "xl")
+
+_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$", re.I)
+_KEEP_S = ("ss", "us", "is", "ous", "ics")
+
+
+def rewrite(text: str) -> str:
+    """Apply TEXT_REWRITES ('CO 2e' -> 'CO2e', '74%' -> '74 percent')."""
+    for pat, repl in _REWRITES:
+        text = pat.sub(repl, text)
+    return text
+
+
+def number(tok: str) -> str | None:
+    """Canonical spelling of a numeric token ('1.170' -> '1.17', '1.01e+11' -> '101000000000'), else None."""
+    if not _NUMBER.match(tok):
+        return None
+    try:
+        d = Decimal(tok).normalize()
+    except InvalidOperation:
+        return None
+    return format(d, "f") if d == d.to_integral_value() or abs(d.as_tuple().exponent) < 20 else None
+
+
+def scaled(value: str, magnitude: str) -> str | None:
+    """'5.6', 'billion' -> '5600000000' (None when `magnitude` is not a magnitude word)."""
+    m = MAGNITUDES.get(magnitude)
+    if m is None:
+        return None
+    return number(str(Decimal(value) * m))
+
+
+def canonical(tok: str) -> str:
+    """One token's canonical form: equivalences, number words, number spelling, plural -s."""
+    if tok in EQUIVALENT:
+        return EQUIVALENT[tok]
+    if tok in NUMBER_WORDS:
+        return NUMBER_WORDS[tok]
+    n = number(tok)
+    if n is not None:
+        return n
+    if tok.isalpha() and len(tok) > 4:
+        if tok.endswith("ies"):
+            return tok[:-3] + "y"
+        if tok.endswith("s") and not tok.endswith(_KEEP_S):
+            return tok[:-1]
+    return tok
+
+
+# ------------------------------------------------------------------------------ units
+# a word of an answer unit (lower case) -> how the context writes a number in it
+UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "percent": ("%", "percent", "per cent"), "percentage": ("%", "percent"),
+    "usd": ("$", "usd", "dollar", "dollars"), "multiplier": ("×", "x", "times", "fold"),
+    "times": ("×", "x", "times", "fold"), "fold": ("×", "x", "times", "fold"),
+    "liters": ("L", "liter", "liters", "litre", "litres"), "lbs": ("lbs", "lb", "pounds"),
+    "w": ("W", "watt", "watts"), "watts": ("W", "watt", "watts"), "kw": ("kW",), "mw": ("MW",),
+    "tco2e": ("tCO2e", "tCO2", "tons", "tonnes", "t CO2"), "metric": ("tons", "tonnes", "t"),
+    "kg": ("kg",), "g": ("g",), "km": ("km",), "miles": ("mile", "miles"),
+    "hours": ("hours", "hour", "h", "hrs"), "hour": ("hours", "hour", "h", "hrs"),
+    "days": ("days", "day"), "years": ("years", "year"), "year": ("years", "year"),
+    "seconds": ("seconds", "second", "s", "sec"), "gb": ("GB",), "tb": ("TB",),
+}
+
+# surface form of a unit after a value (lower case) -> the unit it means
+UNIT_ALIASES: dict[str, str] = {
+    "%": "percent", "pct": "percent", "percent": "percent", "per cent": "percent",
+    "usd": "usd", "us$": "usd", "dollar": "usd", "dollars": "usd",
+    "x": "multiplier", "×": "multiplier", "times": "multiplier", "fold": "multiplier",
+    "multiplier": "multiplier", "ratio": "multiplier",
+}
+
+# unit families (substrings of an answer unit) -> the factors a value may differ from a stated number by
+UNIT_FACTORS: tuple[tuple[tuple[str, ...], tuple[float, ...]], ...] = (
+    (("lbs", "pound", "ton"), (2000.0, 1 / 2000.0, 2204.62, 1 / 2204.62, 0.453592, 1 / 0.453592, 907.185,
+                               1 / 907.185, 1.10231, 1 / 1.10231)),
+    (("kg", "gram", "tco2", "tonne", "metric ton"), (2.20462, 1 / 2.20462, 2204.62, 1 / 2204.62)),
+    (("hour", "day", "week", "year", "minute", "second", "gpuh"), (24.0, 1 / 24.0, 60.0, 1 / 60.0, 3600.0, 1 / 3600.0,
+                                                                    7.0, 1 / 7.0, 365.0, 1 / 365.0, 8760.0, 1 / 8760.0,
+                                                                    1440.0, 1 / 1440.0)),
+    (("liter", "litre", "gallon"), (3.78541, 1 / 3.78541)),
+    (("mile", "km", "kilomet"), (1.60934, 1 / 1.60934)),
+    (("joule", "mj", "kwh"), (3.6, 1 / 3.6, 3.6e6, 1 / 3.6e6)),
+)
+# constants an arithmetic explanation may use without the text stating them
+CONVERSION_CONSTANTS = frozenset({
+    1.0, 2.0, 10.0, 100.0, 1000.0, 1e6, 1e9, 1e12,  # magnitudes, halves, percent
+    2000.0, 2204.62, 2.20462, 453.592, 0.453592, 907.185, 0.907185,  # lbs, short tons, kg
+    24.0, 60.0, 3600.0, 365.0, 7.0, 12.0, 8760.0,  # time
+    3.6, 1.60934, 3.78541,  # kWh/MJ, miles/km, gallons/liters
+})

@@ -1,0 +1,2 @@
+"""Stage plan: a question becomes retrieval queries (the LLM planner, or the question alone).
+"""

@@ -1,0 +1,66 @@
+"""The `retrieve:` params section, and the two `answer:` keys that decide the retry contexts."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from stages.core.common.params import ParamError
+
+
+@dataclass
+class RetrieveParams:
+    """The `retrieve:` section of params.yaml."""
+
+    top_k: int = 8
+    rerank: Literal["frequency", "score", "combined"] = "combined"
+    alpha: float = 0.5
+    siblings: int = 1
+    bm25_k: int = 8
+    fusion: Literal["append", "rrf"] = "rrf"
+    rrf_k: int = 60
+    bm25_weight: float = 2.0  # rrf: weight of the BM25 list relative to the dense list
+    bm25_query: Literal["question", "all"] = "question"  # what BM25 searches: the question, or all queries joined
+    doc_prior: float = 0.0  # BM25 units of the documents the question names (title, authors, year) score x(1+this)
+    unit_boost: float = 0.5  # units with a number in the question's answer unit score x(1+this); 0 = off
+    table_blocks: bool = False  # rows of one table in the context share one block (caption and header once)
+    top_k_final: int = 16
+    max_context_tokens: int = 700
+    chars_per_token: float = 4.0
+    exclude_references: bool = True
+
+    def validate(self) -> None:
+        for name in ("top_k", "top_k_final", "max_context_tokens"):
+            if getattr(self, name) < 1:
+                raise ParamError(f"params.yaml: retrieve.{name} must be >= 1")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ParamError(f"params.yaml: retrieve.alpha={self.alpha} must be within [0, 1]")
+        if self.siblings < 0 or self.bm25_k < 0:
+            raise ParamError("params.yaml: retrieve.siblings and retrieve.bm25_k must be >= 0")
+        if self.doc_prior < 0 or self.unit_boost < 0:
+            raise ParamError("params.yaml: retrieve.doc_prior and retrieve.unit_boost must be >= 0")
+        if self.chars_per_token <= 0:
+            raise ParamError("params.yaml: retrieve.chars_per_token must be > 0")
+
+    def scaled(self, factor: float) -> RetrieveParams:
+        """The same params with depth and budget multiplied (for answer retries)."""
+        return RetrieveParams(**{**self.__dict__,
+                                 "top_k": math.ceil(self.top_k * factor),
+                                 "bm25_k": math.ceil(self.bm25_k * factor),
+                                 "top_k_final": math.ceil(self.top_k_final * factor),
+                                 "max_context_tokens": math.ceil(self.max_context_tokens * factor)})
+
+
+@dataclass
+class RetryContextParams:
+    """``answer.max_retries`` and ``answer.retry_k_factor``: retrieve builds a wider context for each
+    retry the reader may make (the answer stage reads the same keys through AnswerParams)."""
+
+    max_retries: int = 1
+    retry_k_factor: float = 2.0
+
+    def validate(self) -> None:
+        if self.max_retries < 0:
+            raise ParamError("params.yaml: answer.max_retries must be >= 0")
+        if self.retry_k_factor < 1.0:
+            raise ParamError(f"params.yaml: answer.retry_k_factor={self.retry_k_factor} must be >= 1")

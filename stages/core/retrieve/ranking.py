@@ -1,0 +1,332 @@
+"""Multi-query hybrid retrieval with consensus reranking and tree-aware context.
+
+For one question and its planner queries:
+1. dense top `top_k` per query over sentence and paragraph nodes;
+2. cross-query rerank: `frequency` (queries that hit the node, then summed score),
+   `score` (summed similarity) or `combined` (α·minmax(freq) + (1−α)·minmax(score)).
+   Frequency is counted over the raw per-query hits, before any dedup;
+3. node-id dedup, then context expansion: a matched sentence becomes a window of
+   ±`siblings` sentences of its paragraph; a matched paragraph stays whole;
+4. tree dedup: a unit whose ancestor is already in the list is merged into it;
+5. BM25 units (paragraphs, table rows, sentence windows of long paragraphs) appended after the dense list or fused
+   with it by reciprocal rank fusion;
+6. denser context (optional): units that hold a number in the question's answer unit
+   (or are a table row of a unit-bearing question) score x(1 + `unit_boost`), and with
+   `table_blocks` rows of one table share one block (caption and header once);
+7. `top_k_final` units, then a hard `max_context_tokens` budget that drops the
+   lowest-ranked units first.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from stages.core.index.vocab import UNIT_SPELLINGS
+from stages.core.retrieve.params import RetrieveParams
+from stages.core.tree.navigate import TreeView, is_ancestor
+from stages.core.tree.tables import table_block
+
+
+@dataclass
+class Hit:
+    """A node after cross-query aggregation."""
+
+    node_id: str
+    frequency: int = 0
+    score: float = 0.0
+
+
+@dataclass
+class RetrievedUnit:
+    """One block of context: a paragraph, a sentence window or a table row."""
+
+    key: str  # node id that identifies the unit (paragraph id, or first matched sentence)
+    doc_id: str
+    node_ids: list[str]  # the nodes whose text is sent, in document order
+    text: str
+    score: float
+    frequency: int = 0
+    sources: set[str] = field(default_factory=set)
+    page: int | None = None
+    n_tokens: int = 0
+    media: str | None = None  # attachment type (table|image) of the unit's paragraph
+
+    @property
+    def source(self) -> str:
+        return "both" if len(self.sources) > 1 else next(iter(self.sources), "dense")
+
+
+def count_tokens(text: str, chars_per_token: float) -> int:
+    """Token estimate used for the context budget (no LLM tokenizer needed offline)."""
+    return max(1, math.ceil(len(text) / chars_per_token))
+
+
+def _minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = float(x.min()), float(x.max())
+    return np.ones_like(x) if hi - lo < 1e-12 else (x - lo) / (hi - lo)
+
+
+def rerank(per_query: Sequence[Sequence[tuple[str, float]]], mode: str, alpha: float) -> list[Hit]:
+    """Aggregate per-query hit lists into one ranking (frequency counted before dedup)."""
+    hits: dict[str, Hit] = {}
+    for results in per_query:
+        for node_id, sim in results:
+            h = hits.setdefault(node_id, Hit(node_id))
+            h.frequency += 1
+            h.score += sim
+    items = list(hits.values())
+    if not items:
+        return []
+    if mode == "frequency":
+        items.sort(key=lambda h: (-h.frequency, -h.score, h.node_id))
+    elif mode == "score":
+        items.sort(key=lambda h: (-h.score, h.node_id))
+    else:
+        f = _minmax(np.array([h.frequency for h in items], dtype=float))
+        s = _minmax(np.array([h.score for h in items], dtype=float))
+        combined = alpha * f + (1 - alpha) * s
+        order = sorted(range(len(items)), key=lambda i: (-combined[i], -items[i].score, items[i].node_id))
+        items = [items[i] for i in order]
+    return items
+
+
+def _unit_for(tree: TreeView, node_id: str, siblings: int) -> tuple[str, list[str]]:
+    """(key, node ids) of the context unit around a matched node."""
+    n = tree[node_id]
+    if n.level == "sentence":
+        para = tree.paragraph_of(node_id)
+        if para and tree[para].attachment_type == "table":
+            return node_id, [node_id]  # a table row stands alone (its text carries the header)
+        return node_id, tree.window(node_id, siblings)
+    return node_id, [node_id]
+
+
+def _merge(units: list[RetrievedUnit], tree: TreeView) -> list[RetrievedUnit]:
+    """Tree dedup: fold a unit into an earlier/later unit that contains it; merge sibling windows."""
+    out: list[RetrievedUnit] = []
+    for u in units:
+        merged = False
+        for v in out:
+            if _covers(v, u):
+                # v already holds u (or an ancestor of it): keep v, remember the evidence
+                v.frequency = max(v.frequency, u.frequency)
+                v.sources |= u.sources
+                merged = True
+                break
+            if _covers(u, v):
+                # u is an ancestor of v: v grows into u, keeping v's (better) rank
+                v.key, v.node_ids, v.text, v.page, v.media = u.key, u.node_ids, u.text, u.page, u.media
+                v.frequency = max(v.frequency, u.frequency)
+                v.sources |= u.sources
+                merged = True
+                break
+            if _same_parent_overlap(tree, v.node_ids, u.node_ids):
+                ids = sorted(set(v.node_ids) | set(u.node_ids), key=_sentence_order(tree))
+                v.node_ids, v.text = ids, " ".join(tree[i].text for i in ids)
+                v.frequency = max(v.frequency, u.frequency)
+                v.sources |= u.sources
+                merged = True
+                break
+        if not merged:
+            out.append(u)
+    # a unit grown into an ancestor may now contain later units: one more pass
+    if len(out) < len(units):
+        final: list[RetrievedUnit] = []
+        for u in out:
+            if not any(_covers(v, u) for v in final):
+                final.append(u)
+        return final
+    return out
+
+
+def _sentence_order(tree: TreeView) -> Callable[[str], int]:
+    def key(nid: str) -> int:
+        parent = tree[nid].parent_id
+        sibs = tree.children.get(parent, []) if parent else []
+        return sibs.index(nid) if nid in sibs else 0
+    return key
+
+
+def _same_parent_overlap(tree: TreeView, a: list[str], b: list[str]) -> bool:
+    """Two sentence windows of one paragraph that overlap or touch."""
+    if not a or not b or tree[a[0]].level != "sentence" or tree[b[0]].level != "sentence":
+        return False
+    pa, pb = tree[a[0]].parent_id, tree[b[0]].parent_id
+    if pa != pb or tree.paragraph_of(a[0]) is None:
+        return False
+    order = _sentence_order(tree)
+    ia, ib = sorted(order(x) for x in a), sorted(order(x) for x in b)
+    return ia[0] <= ib[-1] + 1 and ib[0] <= ia[-1] + 1
+
+
+def _make_unit(tree: TreeView, key: str, ids: list[str], score: float, freq: int, source: str) -> RetrievedUnit:
+    n = tree[ids[0]]
+    text = " ".join(tree[i].text for i in ids)
+    para = tree.paragraph_of(ids[0])
+    media = tree[para].attachment_type if para else None
+    return RetrievedUnit(key, n.doc_id, ids, text, score, freq, {source}, n.page, media=media)
+
+
+def build_context(
+    tree: TreeView,
+    dense_per_query: Sequence[Sequence[tuple[str, float]]],
+    keyword_hits: Sequence[tuple[Sequence[str], float]],
+    p: RetrieveParams,
+    answer_unit: str | None = None,
+) -> list[RetrievedUnit]:
+    """Rank, expand, dedup and fuse the hits of one question into budgeted context units.
+
+    A keyword hit is (node ids of the unit's text, score): one paragraph or table row,
+    or the sentences of a window. `answer_unit` (the questions file's column) drives
+    `unit_boost`."""
+    ranked = rerank(dense_per_query, p.rerank, p.alpha)
+    dense_units = []
+    for h in ranked:
+        key, ids = _unit_for(tree, h.node_id, p.siblings)
+        dense_units.append(_make_unit(tree, key, ids, h.score, h.frequency, "dense"))
+    dense_units = _merge(dense_units, tree)
+    kw_units = _merge([_make_unit(tree, ids[0], list(ids), s, 0, "bm25") for ids, s in keyword_hits], tree)
+
+    if p.fusion == "append":
+        units = _merge(dense_units + kw_units, tree)
+    else:
+        fused: dict[int, float] = {}
+        pool = dense_units + kw_units
+        for rank, _ in enumerate(dense_units):
+            fused[rank] = 1.0 / (p.rrf_k + rank + 1)
+        for rank, _ in enumerate(kw_units):
+            fused[len(dense_units) + rank] = p.bm25_weight / (p.rrf_k + rank + 1)
+        # a keyword unit that covers a dense unit (or vice versa) adds its RRF share to it
+        order = sorted(range(len(pool)), key=lambda i: -fused[i])
+        units = []
+        for i in order:
+            pool[i].score = fused[i]
+        merged = _merge([pool[i] for i in order], tree)
+        for u in merged:
+            u.score = sum(fused[i] for i in range(len(pool)) if _covers(u, pool[i]))
+        units = sorted(merged, key=lambda u: -u.score)
+
+    pattern = unit_pattern(answer_unit) if p.unit_boost > 0 else None
+    if pattern is not None:
+        for u in units:
+            if holds_unit(u, pattern):
+                u.score *= 1 + p.unit_boost
+        units = sorted(units, key=lambda u: -u.score)  # stable: ties keep the fused order
+    return _fill_budget(tree, units, p)
+
+
+def _fill_budget(tree: TreeView, units: list[RetrievedUnit], p: RetrieveParams) -> list[RetrievedUnit]:
+    """The first `top_k_final` units that fit `max_context_tokens`, in rank order. With
+    `table_blocks`, a row of a table already in the context joins that table's block
+    (without taking a place of its own), costing only its row line."""
+    out: list[RetrievedUnit] = []
+    used = 0
+    blocks: dict[str, RetrievedUnit] = {}  # table paragraph id -> its unit in `out`
+    for u in units:
+        table = _table_of(tree, u) if p.table_blocks else None
+        if table is not None and table in blocks:
+            b = blocks[table]
+            ids = sorted(set(b.node_ids) | set(u.node_ids), key=_sentence_order(tree))
+            text = table_block(tree[table].text, [tree.children[table].index(i) for i in ids])
+            n = count_tokens(text, p.chars_per_token)
+            if used - b.n_tokens + n > p.max_context_tokens:
+                break
+            used += n - b.n_tokens
+            b.node_ids, b.text, b.n_tokens = ids, text, n
+            b.frequency = max(b.frequency, u.frequency)
+            b.sources |= u.sources
+            continue
+        if len(out) >= p.top_k_final:
+            if p.table_blocks:
+                continue  # only rows of tables already in the context may still join
+            break
+        if table is not None and len(u.node_ids) > 1:  # neighbouring rows merged as a window
+            u.text = table_block(tree[table].text, [tree.children[table].index(i) for i in u.node_ids])
+        u.n_tokens = count_tokens(u.text, p.chars_per_token)
+        if used + u.n_tokens > p.max_context_tokens:
+            if not out:  # the best unit alone is too long: cut it to the budget
+                u.text = u.text[: int(p.max_context_tokens * p.chars_per_token)]
+                u.n_tokens = count_tokens(u.text, p.chars_per_token)
+                out.append(u)
+            break
+        out.append(u)
+        used += u.n_tokens
+        if table is not None:
+            blocks[table] = u
+    return out
+
+
+def _table_of(tree: TreeView, u: RetrievedUnit) -> str | None:
+    """The table paragraph whose rows make up unit `u` (None unless every node is a table row)."""
+    paras = {tree.paragraph_of(i) if tree[i].level == "sentence" else None for i in u.node_ids}
+    if len(paras) != 1:
+        return None
+    para = paras.pop()
+    return para if para is not None and tree[para].attachment_type == "table" else None
+
+
+# spellings of answer units in text, by a word of the questions file's answer_unit (lower case)
+def unit_pattern(answer_unit: str | None) -> re.Pattern[str] | None:
+    """A regex for the ways text spells the answer unit (None for is_blank / no unit)."""
+    unit = (answer_unit or "").strip()
+    if not unit or unit.lower() in ("is_blank", "none", "nan"):
+        return None
+    alts = {unit}
+    for w in re.findall(r"[A-Za-z0-9/_%$]+", unit):
+        alts |= set(UNIT_SPELLINGS.get(w.lower(), (w,) if len(w) > 1 and any(c.isdigit() or c.isupper() for c in w)
+                                        else ()))
+    alts |= {a.rstrip("s") for a in alts if len(a) > 3 and a.endswith("s")}
+    long_ = sorted((re.escape(a) for a in alts if len(a) > 2), key=len, reverse=True)
+    short = sorted((re.escape(a) for a in alts if len(a) <= 2), key=len, reverse=True)
+    parts = [f"(?i:{'|'.join(long_)})"] if long_ else []
+    parts += short  # short spellings (W, L, x, %) are case-sensitive
+    return re.compile(rf"(?<![A-Za-z])(?:{'|'.join(parts)})(?![A-Za-z])")
+
+
+_NUMBER = re.compile(r"\d")
+
+
+def holds_unit(u: RetrievedUnit, pattern: re.Pattern[str]) -> bool:
+    """True when the unit states a number in the answer unit: in prose the unit follows a
+    number ('12.5 MWh', '40%', '$3,000'); a table row needs a number and the unit anywhere
+    (it is often in the header: 'Power (W): 517.66')."""
+    if u.media == "table":
+        return bool(_NUMBER.search(u.text)) and bool(pattern.search(u.text))
+    for m in pattern.finditer(u.text):
+        before, after = u.text[max(0, m.start() - 3):m.start()], u.text[m.end():m.end() + 3]
+        if _NUMBER.search(before) or (m.group(0) == "$" and _NUMBER.search(after)):
+            return True
+    return False
+
+
+def _covers(u: RetrievedUnit, v: RetrievedUnit) -> bool:
+    """True when unit `u` holds all of `v`'s nodes (same node or an ancestor)."""
+    return all(any(a == b or is_ancestor(a, b) for a in u.node_ids) for b in v.node_ids)
+
+
+def extend_context(prev: list[RetrievedUnit], wider: list[RetrievedUnit], p: RetrieveParams) -> list[RetrievedUnit]:
+    """A retry context: the previous context unchanged, then new units from a wider retrieval.
+
+    Keeping the previous units first (and in order) lets the server reuse its cached
+    prompt prefix, so a retry pays only for the added text.
+    """
+    out = list(prev)
+    used = sum(u.n_tokens for u in out)
+    seen = [nid for u in out for nid in u.node_ids]
+    for u in wider:
+        if len(out) >= p.top_k_final:
+            break
+        if any(a == b or is_ancestor(a, b) or is_ancestor(b, a) for a in u.node_ids for b in seen):
+            continue
+        n = count_tokens(u.text, p.chars_per_token)
+        if used + n > p.max_context_tokens:
+            continue  # a smaller, lower-ranked unit may still fit
+        u.n_tokens = n
+        out.append(u)
+        used += n
+        seen += u.node_ids
+    return out

@@ -1,0 +1,339 @@
+"""Tables: found in extracted text, kept as one table node whose rows are units.
+
+Text extraction (the WattBot JSON, a PDF page without ruled tables) leaves a table
+as bare lines in the running text: a header, rows of short lines ending in numbers,
+and a "Table N: ..." caption above or below them, e.g.
+
+    Consumption CO 2e (lbs)
+    Human life, avg, 1 year 11,023
+    ...
+    Table 1: Estimated CO 2 emissions from training com-
+    mon NLP models, compared to familiar consumption.
+
+Glued into the prose paragraph around it, a row matches nothing well. `find_tables`
+takes such a region out of the line flow (the prose around it joins up again) and
+puts one table line in its place, whose text is a compact markdown table with the
+caption on its first line; `table_row_sentences` turns it into one sentence per row
+that carries the caption and the header:
+
+    Table 1: Estimated CO2 emissions ... | Consumption: Human life, avg, 1 year | CO 2e (lbs): 11,023
+
+Rows are split into a label (the leading words) and values (the trailing numbers);
+column names come from the header when its words line up with the values, else the
+whole header names the values together. Tables PDF extraction already found
+(`kind == "table"`, markdown) only get the caption next to them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from stages.core.extract.captions import FIGURE_CAPTION
+from stages.core.extract.records import Line
+
+# "Table 3: ...", "TAB. 2. ..."; and "T able B2 Comparison ..." without the colon, the word split by a PDF font
+# (zschache2025). IEEE's bare "TABLE II" line (title on the next line) is not read as a caption: measured with
+# it, the tables it adds (kim2025, xia2024, khan2025) come out too mangled to help (docs/reader.md, "Table captions").
+TABLE_CAPTION = re.compile(r"^(?:(?i:table|tab\.)\s*(?:[A-Z]?\d+|[IVXL]+)\s*[:.]\s*\S"
+                           r"|T able\s+[A-Z]?\d+\s+[A-Z][A-Za-z])")
+# a cell value: 11,023 / 0.70(0.54, / 74% / $433–$1472 / 2.4x / 269k / 1.5e-3 (a digit, no letters but
+# one unit suffix); or a filler: N/A, ±, – (a missing value)
+_SUFFIX = re.compile(r"(?<=\d)(?:[kKMBGx×]|e[+\-]?\d+)(?=[^A-Za-z]*$)")
+_FILLER = {"±", "-", "–", "—", "n/a", "na", "n.a.", "/", "×", "x", "*", "†", "‡", "✓", "✗"}
+_PROSE_WORDS = {"the", "a", "an", "of", "and", "to", "in", "is", "are", "for", "that", "with", "on", "as", "by",
+                "we", "this", "was", "were", "from", "which", "be", "it", "our", "their", "these", "has", "have"}
+_HEADING = re.compile(r"^\d{1,2}(?:\.\d{1,2})*\.?\s+[A-Z][a-z]+(?:\s+[A-Za-z]+)*$")  # '2.1 Setup'
+MAX_CAPTION_LINES = 6
+MAX_HEADER_LINES = 24  # li2025b's water table has a header of 22 one-word lines
+CAPTION_CHARS_IN_ROW = 160  # the caption a row sentence repeats is cut here (the table node keeps all of it)
+
+
+def _numeric(tok: str) -> bool:
+    core = _SUFFIX.sub("", tok, count=1)
+    return any(c.isdigit() for c in core) and not any(c.isalpha() for c in core)
+
+
+def _is_number(tok: str) -> bool:
+    return _numeric(tok) or tok.lower() in _FILLER
+
+
+def row_like(text: str) -> bool:
+    """A table row: ends in a number, or numbers make up at least 40% of its tokens (2 or more)."""
+    toks = text.split()
+    if len(toks) < 2 or text.endswith("-"):  # a lone number is a page number or a footnote mark
+        return False
+    if text.endswith(".") and not _numeric(toks[-1].rstrip(".")):
+        return False  # a sentence end ('... (see Fig. 3).')
+    if sum(t.lower() in _PROSE_WORDS for t in toks) >= 3:
+        return False
+    nums = sum(_is_number(t) for t in toks)
+    real = sum(_numeric(t) for t in toks)
+    if real == 0:
+        return False
+    if _is_number(toks[-1]) and (len(toks) <= 12 or nums / len(toks) >= 0.25):
+        return True
+    return real >= 2 and nums / len(toks) >= 0.4
+
+
+def label_like(text: str, max_chars: int = 100) -> bool:
+    """A short line that can be a header or a row label inside a table, not prose (nor a footnote URL)."""
+    if not text or len(text) > max_chars or TABLE_CAPTION.match(text) or FIGURE_CAPTION.match(text):
+        return False
+    if re.search(r"https?:|www\.|@", text):
+        return False
+    words = re.findall(r"[A-Za-z]+", text.lower())
+    prose = sum(w in _PROSE_WORDS for w in words)
+    if prose >= 2 and prose >= 0.3 * len(words):  # 'Water for Training(million L) Water for Each ...' is a header
+        return False
+    if re.search(r"\b[a-z]{4,}[.!?] [A-Z]", text):  # a sentence ends inside the line ('Renew. Gas' does not)
+        return False
+    if _HEADING.match(text):
+        return False
+    return not re.search(r"[a-z]{3,}[.!?]$", text)  # a sentence end
+
+
+def split_row(text: str) -> tuple[str, list[str]]:
+    """(label, values): the trailing run of numbers are the values ('Human life, avg, 1 year' / ['11,023'])."""
+    toks = text.split()
+    i = len(toks)
+    while i > 0 and _is_number(toks[i - 1]):
+        i -= 1
+    if i == 0:  # numbers only: the first is not a label
+        return "", toks
+    return " ".join(toks[:i]), toks[i:]
+
+
+@dataclass
+class Table:
+    """A table found in text: caption, header lines and rows as (label, values)."""
+
+    caption: str
+    header: list[str] = field(default_factory=list)
+    rows: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def columns(self) -> list[str]:
+        """Column names: label column first, then one per value column (or one for all values)."""
+        counts = [len(v) for _, v in self.rows if v]
+        k = max(set(counts), key=counts.count) if counts else 1
+        words = [h.split() for h in self.header]
+        if words and all(len(w) in (k, k + 1) for w in words) and k > 1:
+            # every header line names each value column (dodge2022: 'BERT BERT 6B ...' / 'finetune LM Transf. ...')
+            cols = [""] * (k + 1)
+            for w in words:
+                for j, token in enumerate(w if len(w) == k + 1 else ["", *w]):
+                    cols[j] = f"{cols[j]} {token}".strip()
+            return cols
+        flat = " ".join(self.header).split()
+        if len(flat) == k + 1:
+            return flat
+        if len(flat) >= 2:
+            return [flat[0], " ".join(flat[1:])]
+        return [flat[0] if flat else "", ""]
+
+    def cells(self) -> list[list[str]]:
+        """Each row as cells under `columns()`."""
+        cols = self.columns()
+        out = []
+        for label, values in self.rows:
+            if len(cols) == len(values) + 1:
+                out.append([label, *values])
+            else:
+                out.append([label, " ".join(values), *[""] * max(0, len(cols) - 2)][: max(2, len(cols))])
+        return out
+
+    def markdown(self) -> str:
+        """Caption line, then a compact markdown table."""
+        cols = self.columns()
+        esc = [[c.replace("|", "\\|") for c in row] for row in [cols, *self.cells()]]
+        width = max(len(r) for r in esc)
+        lines = [self.caption] if self.caption else []
+        for i, row in enumerate(esc):
+            lines.append("| " + " | ".join(row + [""] * (width - len(row))) + " |")
+            if i == 0:
+                lines.append("|" + "---|" * width)
+        return "\n".join(lines)
+
+
+def _caption_end(lines: list[Line], i: int) -> int:
+    """Index after the caption that starts at line i (wrapped lines that continue it)."""
+    j = i + 1
+    text = lines[i].text
+    while j < len(lines) and j - i < MAX_CAPTION_LINES and lines[j].kind == "text":
+        nxt = lines[j].text
+        if text.rstrip().endswith(".") or TABLE_CAPTION.match(nxt) or FIGURE_CAPTION.match(nxt):
+            break
+        if not (text.endswith("-") or ((nxt[:1].islower() or nxt[:1] in "(,;)") and not row_like(nxt))):
+            break
+        text = nxt
+        j += 1
+    return j
+
+
+def _run(lines: list[Line], start: int, step: int, taken: set[int]) -> list[int]:
+    """Indices of the table lines next to a caption, walking from `start` by `step` (+1 down, -1 up):
+    row-like lines and short label lines, until prose, another caption or a used line."""
+    out: list[int] = []
+    j = start
+    rows = 0
+    while 0 <= j < len(lines) and j not in taken and len(out) < 400:
+        ln = lines[j]
+        if ln.kind != "text" or ln.heading or TABLE_CAPTION.match(ln.text) or FIGURE_CAPTION.match(ln.text):
+            break
+        if row_like(ln.text):
+            rows += 1
+        elif not label_like(ln.text):
+            break
+        elif step > 0 and not rows and len(out) >= MAX_HEADER_LINES:
+            return []  # a long run of short lines and no row: not a table
+        elif step < 0 and rows and not _header_above(lines, j, taken):
+            break  # going up: labels above the rows are the header, up to a prose line
+        out.append(j)
+        j += step
+    # trailing labels (walking away from the caption) that no row follows are prose, not table
+    if step > 0:
+        while out and not row_like(lines[out[-1]].text):
+            out.pop()
+    return sorted(out) if rows else []
+
+
+def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
+    """Going up from the rows: is line j still header (only labels between it and the rows, and
+    no more than MAX_HEADER_LINES of them)? A prose line above ends the table."""
+    k = j
+    n = 0
+    while k >= 0 and k not in taken and lines[k].kind == "text" and label_like(lines[k].text) \
+            and not row_like(lines[k].text):
+        n += 1
+        k -= 1
+    return n <= MAX_HEADER_LINES
+
+
+def _table_from(lines: list[Line], caption: str, idx: list[int]) -> Table:
+    t = Table(caption)
+    pending: list[str] = []
+    for i in idx:
+        text = lines[i].text
+        if row_like(text):
+            label, values = split_row(text)
+            t.rows.append((" ".join([*pending, label]).strip(), values))
+            pending = []
+        elif not t.rows:
+            t.header.append(text)
+        else:
+            pending.append(text)  # a group label ('Training one model (GPU)') or a wrapped row label
+    if pending:
+        t.rows.append((" ".join(pending), []))
+    return t
+
+
+def _caption_side(lines: list[Line]) -> int | None:
+    """Where this document's captions sit: -1 when its tables are above their captions, +1 below,
+    None when undecided. Counted on the captions with rows on one side only, it settles the captions
+    between two tables (zschache2025 captions every table below it, so "Table B2" sits between the
+    rows of B2 and those of B3)."""
+    votes = 0
+    for i, ln in enumerate(lines):
+        if ln.kind != "text" or not TABLE_CAPTION.match(ln.text):
+            continue
+        end = _caption_end(lines, i)
+        n_up = sum(row_like(lines[k].text) for k in _run(lines, i - 1, -1, set(range(i, end))))
+        n_down = sum(row_like(lines[k].text) for k in _run(lines, end, 1, set(range(i, end))))
+        if (n_up >= 2) != (n_down >= 2):
+            votes += -1 if n_up >= 2 else 1
+    return None if votes == 0 else -1 if votes < 0 else 1
+
+
+def find_tables(lines: list[Line]) -> list[Line]:
+    """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
+    the caption first), placed where the table started; a caption next to a table that
+    extraction already found is prepended to it."""
+    taken: set[int] = set()
+    replace: dict[int, Line] = {}
+    side = _caption_side(lines)
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if ln.kind != "text" or i in taken or not TABLE_CAPTION.match(ln.text):
+            i += 1
+            continue
+        end = _caption_end(lines, i)
+        caption = " ".join(lines[k].text for k in range(i, end))
+        caption = re.sub(r"(?<=[a-z])- (?=[a-z])", "", caption)  # 'com- mon' -> 'common'
+        caption = re.sub(r"^T able\b", "Table", caption)  # searchable as the word the document wrote
+        neighbours = [k for k in (i - 1, end) if 0 <= k < len(lines) and k not in taken]
+        found = next((k for k in neighbours if lines[k].kind == "table"), None)
+        if found is not None:
+            t = lines[found]
+            replace[found] = Line(**{**t.__dict__, "text": f"{caption}\n{t.text}"})
+            taken.update(range(i, end))
+            taken.add(found)
+            i = end
+            continue
+        cap_idx = set(range(i, end))
+        above = _run(lines, i - 1, -1, taken | cap_idx)
+        below = _run(lines, end, 1, taken | cap_idx)
+        n_up = sum(row_like(lines[k].text) for k in above)
+        n_down = sum(row_like(lines[k].text) for k in below)
+        if min(n_up, n_down) >= 2 and side is not None:
+            idx = above if side < 0 else below  # rows on both sides: the document's own habit decides
+        else:
+            idx = above if n_up >= n_down else below
+        if len(idx) < 2:
+            i = end
+            continue
+        table = _table_from(lines, caption, idx)
+        first = lines[min(idx[0], i)]
+        replace[min(idx[0], i)] = Line(text=table.markdown(), page=first.page, order=first.order, kind="table")
+        taken.update(idx)
+        taken.update(cap_idx)
+        i = max(end, idx[-1] + 1)
+    return [replace[k] if k in replace else ln for k, ln in enumerate(lines) if k not in taken or k in replace]
+
+
+def markdown_cells(line: str) -> list[str]:
+    """The cells of one markdown table line; an escaped pipe (\\|) stays inside its cell."""
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
+def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
+    """(caption cut at CAPTION_CHARS_IN_ROW, header cells, data rows) of a (caption +) markdown
+    table; a data row with no value is left out, so the rows line up with `table_row_sentences`."""
+    rows: list[list[str]] = []
+    caption = ""
+    for line in markdown.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            if not rows and line:
+                caption = f"{caption} {line}".strip()
+            continue
+        cells = markdown_cells(line)
+        if all(re.fullmatch(r":?-{2,}:?", c) for c in cells) or (rows and not any(cells)):
+            continue  # the separator line, or an empty data row (the first line is the header, even empty)
+        rows.append(cells)
+    if not rows:
+        return caption, [], []
+    if len(caption) > CAPTION_CHARS_IN_ROW:
+        cut = caption.rfind(" ", 0, CAPTION_CHARS_IN_ROW)
+        caption = caption[: cut if cut > 0 else CAPTION_CHARS_IN_ROW] + " …"
+    return caption, rows[0], [r for r in rows[1:] if any(r)]
+
+
+def table_row_sentences(markdown: str) -> list[str]:
+    """Each data row of a (caption +) markdown table as 'Caption | Header: value | Header: value'."""
+    caption, header, rows = table_parts(markdown)
+    out = []
+    for r in rows:
+        pairs = [f"{header[i]}: {v}" if i < len(header) and header[i] else v for i, v in enumerate(r) if v]
+        out.append(" | ".join([caption, *pairs] if caption else pairs))
+    return out
+
+
+def table_block(markdown: str, row_indices: list[int]) -> str:
+    """Some data rows of a table as one compact markdown block: the caption and the header once,
+    then the rows (indices into `table_row_sentences`' list) in table order."""
+    caption, header, rows = table_parts(markdown)
+    lines = [caption] if caption else []
+    if any(header):
+        lines += ["| " + " | ".join(header) + " |"]
+    lines += ["| " + " | ".join(rows[i]) + " |" for i in sorted(set(row_indices)) if 0 <= i < len(rows)]
+    return "\n".join(lines)
