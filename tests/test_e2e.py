@@ -6,13 +6,27 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
+from codegraph import closure, load_stages, upstream
 from tiny_project import dvc, make_project
 
 pytestmark = pytest.mark.llm
+
+
+def status(proj) -> set[str]:
+    """The stages `dvc status` says changed (stdout only: the JSON)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "DVC_NO_ANALYTICS": "1"}
+    r = subprocess.run([sys.executable, "-m", "dvc", "status", "--json"], cwd=proj, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return set(json.loads(r.stdout.strip() or "{}"))
 
 
 def test_dvc_repro_end_to_end_then_grow_ensemble(tmp_path, monkeypatch):
@@ -63,3 +77,23 @@ def test_dvc_repro_end_to_end_then_grow_ensemble(tmp_path, monkeypatch):
                   r"(\d+) questions skipped", third)
     assert m and int(m.group(2)) == 0 and int(m.group(1)) + int(m.group(3)) >= 3, third[-3000:]
     assert (proj / "submissions" / "submission.csv").read_text() == full
+
+    # an edit to any core package makes `dvc status` name the stages that import it and stages
+    # downstream of those, and no other (the code deps are the package folders)
+    stages = load_stages(proj / "dvc.yaml")
+    later = upstream(stages)
+    for pkg in sorted(p.name for p in (proj / "stages" / "core").iterdir() if (p / "__init__.py").exists()):
+        if pkg == "tools":
+            continue  # no stage runs the tools
+        module = sorted((proj / "stages" / "core" / pkg).glob("[!_]*.py"))[0]
+        rel = module.relative_to(proj)
+        original = module.read_text()
+        module.write_text(original + "\n# touched\n")
+        try:
+            named = status(proj)
+        finally:
+            module.write_text(original)
+        importers = {n for n, st in stages.items() if rel in closure(st.module, proj)}
+        assert importers and importers <= named, (rel, importers, named)
+        assert all(n in importers or later[n] & importers for n in named), (rel, importers, named)
+    assert status(proj) == set()
