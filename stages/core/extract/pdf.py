@@ -5,9 +5,15 @@ Why these choices:
   measure the vertical gaps that separate paragraphs;
 - images through ``Pixmap(doc, xref)`` plus the soft mask (SMask), so diagrams with
   transparency keep it instead of turning black;
-- tables from ``page.find_tables()`` but each cell read with ``page.get_textbox(rect)``,
-  because find_tables' own cell text drops the spaces between words; pages with more
-  than ``extract.table_max_drawings`` vector paths skip the table search (its cost grows
+- tables from ``page.find_tables()``, each cell's text read as ``page.get_textbox(rect)``
+  reads it (find_tables' own cell text drops the spaces between words), but from one
+  text extraction of the page (``PageChars``) instead of one per cell: get_textbox builds
+  a text page and walks every character of it in Python for each cell, ~4 s per table on
+  a real 10-K page; the same characters, the same overlap test, the same order give the
+  same strings (bench/extract_speed.py checks it on real PDFs);
+- the table search only where it can find something: a page without vector drawings has
+  no edges, so no table (find_tables' character pass costs ~0.1 s on any text page), and
+  pages with more than ``extract.table_max_drawings`` vector paths skip it (its cost grows
   with the paths: most of a diagram-heavy manual's extraction time went there).
 """
 from __future__ import annotations
@@ -16,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pymupdf
 
 from stages.core.extract.captions import CAPTION
@@ -42,11 +49,59 @@ def table_markdown(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def read_table_cells(page: pymupdf.Page, table: Any) -> list[list[str]]:
-    """Cell text via get_textbox per cell rect (find_tables' extract() drops spaces)."""
+class PageChars:
+    """A page's characters as ``page.get_textbox`` sees them, extracted once.
+
+    get_textbox(rect) = a text page with flags 0, then every character whose box overlaps
+    ``rect`` (strictly, in MuPDF's float32 boxes), in text-page order, a newline between
+    characters of different lines. Here the text page and its character boxes are read once
+    (``extractRAWDICT``, the same ``JM_char_bbox`` boxes) and each cell is a numpy filter."""
+
+    def __init__(self, page: pymupdf.Page):
+        tp = page.get_textpage()  # the flags get_textbox uses
+        boxes: list[tuple[float, float, float, float]] = []
+        text: list[str] = []
+        line_no: list[int] = []
+        n = 0
+        for b in tp.extractRAWDICT().get("blocks", []):
+            if b.get("type") != 0:
+                continue
+            for ln in b.get("lines", []):
+                for sp in ln.get("spans", []):
+                    for ch in sp.get("chars", []):
+                        boxes.append(ch["bbox"])
+                        c = ch["c"]
+                        text.append("\ufffd" if "\ud800" <= c <= "\udfff" else c)  # as get_textbox's escape
+                        line_no.append(n)
+                n += 1
+        box = np.array(boxes, dtype=np.float32).reshape(-1, 4)
+        self.x0, self.y0, self.x1, self.y1 = box[:, 0], box[:, 1], box[:, 2], box[:, 3]
+        self.text = text
+        self.line_no = line_no
+
+    def textbox(self, rect: Any, within: np.ndarray | None = None) -> str:
+        """``page.get_textbox(rect)``; `within`: indices known to hold every overlapping char."""
+        r = np.asarray(tuple(pymupdf.Rect(rect)), dtype=np.float32)  # MuPDF's fz_rect is float32
+        idx = np.arange(len(self.text)) if within is None else within
+        hit = ~((r[0] >= self.x1[idx]) | (r[1] >= self.y1[idx]) | (r[2] <= self.x0[idx]) | (r[3] <= self.y0[idx]))
+        out: list[str] = []
+        prev = -1
+        for i in idx[hit].tolist():
+            if prev >= 0 and self.line_no[i] != prev:
+                out.append("\n")
+            out.append(self.text[i])
+            prev = self.line_no[i]
+        return "".join(out)
+
+
+def read_table_cells(page: pymupdf.Page, table: Any, chars: PageChars | None = None) -> list[list[str]]:
+    """Cell text as get_textbox reads each cell rect (find_tables' extract() drops spaces),
+    from one extraction of the page's characters (`chars`, made here if not given)."""
+    chars = chars if chars is not None else PageChars(page)
+    within = np.flatnonzero(_overlaps(chars, pymupdf.Rect(table.bbox)))
     out = []
     for row in table.rows:
-        out.append([_clean_cell(page.get_textbox(pymupdf.Rect(c))) if c is not None else "" for c in row.cells])
+        out.append([_clean_cell(chars.textbox(c, within)) if c is not None else "" for c in row.cells])
     out = [r for r in out if any(r)]
     if not out:
         return out
@@ -54,6 +109,12 @@ def read_table_cells(page: pymupdf.Page, table: Any) -> list[list[str]]:
     out = [r + [""] * (width - len(r)) for r in out]
     keep = [j for j in range(width) if any(r[j] for r in out)]  # phantom columns from double rules
     return [[r[j] for j in keep] for r in out]
+
+
+def _overlaps(chars: PageChars, rect: pymupdf.Rect) -> np.ndarray:
+    """Mask of the chars that overlap `rect` grown by 1 pt (a superset of those of its cells)."""
+    r = np.asarray((rect.x0 - 1, rect.y0 - 1, rect.x1 + 1, rect.y1 + 1), dtype=np.float32)
+    return ~((r[0] >= chars.x1) | (r[1] >= chars.y1) | (r[2] <= chars.x0) | (r[3] <= chars.y0))
 
 
 def _page_lines(page: pymupdf.Page) -> list[dict[str, Any]]:
@@ -189,13 +250,21 @@ def extract_pdf(path: Path, doc_id: str, images_dir: Path | None, min_image_size
 
 
 def find_page_tables(page: pymupdf.Page, use_layout: bool, max_drawings: int) -> tuple[list[Any], bool]:
-    """(tables, skipped): find_tables, unless the page has more than `max_drawings` vector paths.
+    """(tables, skipped): find_tables, unless the page has no vector drawings or more than
+    `max_drawings` of them.
 
-    find_tables builds its edges from every vector path of the page: ~60-100 µs per
-    path, so a page of diagrams (a TikZ/pgfplots manual: thousands of paths per page)
-    costs 0.3-1 s while its text takes 10 ms. Counting the paths with get_cdrawings
-    costs a tenth of that, and a ruled table needs far fewer paths."""
-    if max_drawings and len(page.get_cdrawings()) > max_drawings:
+    No drawings: find_tables (without the layout model) builds its edges only from the
+    page's vector paths (``get_drawings``, i.e. ``get_cdrawings``), so it finds nothing,
+    but first reads every character of the page into Python dicts (~0.1 s per text page);
+    skipping it changes no table. Many drawings: find_tables builds its edges from every
+    vector path of the page: ~60-100 µs per path, so a page of diagrams (a TikZ/pgfplots
+    manual: thousands of paths per page) costs 0.3-1 s while its text takes 10 ms.
+    Counting the paths with get_cdrawings costs a tenth of that, and a ruled table needs
+    far fewer paths."""
+    n_drawings = len(page.get_cdrawings())
+    if n_drawings == 0 and not use_layout:
+        return [], False
+    if max_drawings and n_drawings > max_drawings:
         return [], True
     try:
         return list(page.find_tables(use_layout=use_layout).tables), False
@@ -229,8 +298,9 @@ def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: P
         tables, skipped = find_page_tables(page, table_use_layout, table_max_drawings)
         if skipped:
             drawing_pages.append(pno + 1)
+        chars = PageChars(page) if tables else None
         for t in tables:
-            cells = read_table_cells(page, t)
+            cells = read_table_cells(page, t, chars)
             if len(cells) < 2 or max(len(r) for r in cells) < 2:
                 continue
             r = pymupdf.Rect(t.bbox)
