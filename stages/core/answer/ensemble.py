@@ -38,7 +38,15 @@ def member_view(contexts: Sequence[Sequence["ContextBlock"]], view: str) -> list
     return levels
 
 
-MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String)}
+# raw: the model's replies in order, one per attempt; pointers: the units the typed answer points at, 1-based
+# into the context level it came from (level: the retrieve attempt, as in contexts.parquet, seen in the member's
+# view), so the report can show the context exactly as the reader saw it
+MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String), "raw": pl.List(pl.String), "pointers": pl.List(pl.Int64)}
+
+
+def view_attempt(level: int, view: str, n_levels: int) -> int:
+    """The retrieve attempt (contexts.parquet ``attempt``) behind level ``level`` of a member's view."""
+    return level + 1 if view == "wider" and n_levels > 1 else level
 
 
 def _nth(values: Sequence[Any], i: int, default: Any) -> Any:
@@ -83,16 +91,21 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     order = sorted(range(len(tasks)),
                    key=lambda k: setup is not None and kinds[tasks[k][0]["id"]] not in setup.demo_kinds)
 
-    def row(q: dict[str, Any], res: AnswerOutcome, seed: int) -> dict[str, Any]:
+    def row(q: dict[str, Any], res: AnswerOutcome, i: int) -> dict[str, Any]:
         a = res.answer
+        view = _nth(ensemble.views, i, "as_is")
+        level = res.level if res.level >= 0 else res.attempts - 1
+        n_levels = len(contexts.get(q["id"], [[]]))
         return {
             "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
             "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
             "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
             "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
             "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),
-            "cache_hits": res.cache_hits, "model": model, "seed": seed, "grounded": a.grounded,
+            "cache_hits": res.cache_hits, "model": model, "seed": ensemble.seed + i, "grounded": a.grounded,
             "prompt_evaluated": res.prompt_evaluated, "skipped": res.skipped, "shared": res.shared,
+            "raw": list(res.raw), "pointers": list(res.pointers), "view": view,
+            "level": view_attempt(level, view, n_levels) if level >= 0 else -1,
         }
 
     def answer_task(task: tuple[dict[str, Any], list[int]]) -> list[dict[str, Any]]:
@@ -125,7 +138,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
                     results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
                 else:
                     results += ask([i])
-        return [row(q, res, ensemble.seed + i) for res, i in zip(results, members, strict=True)]
+        return [row(q, res, i) for res, i in zip(results, members, strict=True)]
 
     with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="call") as bar:
         def progress(done_rows: list[dict[str, Any]]) -> None:

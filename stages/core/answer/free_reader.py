@@ -18,6 +18,7 @@ from stages.core.answer.kinds import TRUE_FALSE
 from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock, add_cost
+from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
 from stages.core.llm.protocol import LLM
 from stages.core.llm.replies import parse_json_reply
@@ -25,11 +26,14 @@ from stages.core.llm.replies import parse_json_reply
 log = logging.getLogger("treerag.answer")
 
 
-FREE_READER_SYSTEM = (
-    "You answer questions about AI energy use, emissions, water and cost using ONLY the given context "
-    "from research papers and reports. You cite the ref_id of the blocks that hold the answer. If the "
-    "context does not contain the answer, you abstain with is_blank."
-)
+def free_reader_system(corpus: CorpusParams) -> str:
+    """The free reader's system prompt for the corpus of params.yaml's `corpus:` section."""
+    return (
+        f"You answer questions{corpus.about()} using ONLY the given context "
+        f"from {corpus.description}. You cite the ref_id of the blocks that hold the answer. If the "
+        "context does not contain the answer, you abstain with is_blank."
+    )
+
 
 RULES = """Rules:
 - Use only the context above. If it does not contain the answer, set answer, answer_value and explanation to "is_blank" and ref_id to [].
@@ -49,13 +53,15 @@ def format_context(blocks: Sequence[ContextBlock]) -> str:
     return out
 
 
-def build_messages(question: str, unit: str, blocks: Sequence[ContextBlock], context_first: bool) -> list[dict[str, str]]:
-    """Chat messages for one attempt."""
+def build_messages(question: str, unit: str, blocks: Sequence[ContextBlock], context_first: bool,
+                   corpus: CorpusParams | None = None) -> list[dict[str, str]]:
+    """Chat messages for one attempt (`corpus`: the `corpus:` section; None = its neutral defaults)."""
     unit_line = f"Answer unit: {unit}" if unit and unit != BLANK else "Answer unit: none (text or True/False answer)"
     q = f"Question: {question}\n{unit_line}"
     ctx = format_context(blocks)
     body = f"{ctx}\n\n{q}\n\n{RULES}" if context_first else f"{q}\n\n{RULES}\n\n{ctx}"
-    return [{"role": "system", "content": FREE_READER_SYSTEM}, {"role": "user", "content": body}]
+    system = free_reader_system(corpus or CorpusParams())
+    return [{"role": "system", "content": system}, {"role": "user", "content": body}]
 
 
 def response_format(doc_ids: Sequence[str]) -> dict[str, Any]:
@@ -177,7 +183,7 @@ def answer_question(
     for attempt, blocks in enumerate(contexts[: params.max_retries + 1]):
         doc_ids = list(dict.fromkeys(b.doc_id for b in blocks))
         reply = llm.complete(
-            build_messages(question, unit, blocks, params.context_first),
+            build_messages(question, unit, blocks, params.context_first, params.corpus),
             temperature=params.temperature,
             seed=seed,
             max_tokens=params.max_tokens,

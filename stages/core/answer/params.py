@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from stages.core.answer.kinds import KINDS
+from stages.core.common.corpus import CorpusParams, corpus_field
 
 NumberFormat = Literal["json", "text", "expression"]
 NUMBER_FORMATS = ("json", "text", "expression")
@@ -42,6 +43,7 @@ class AnswerParams:
     # answers read better without them, True/False and names worse)
     demo_kinds: list[str] = field(default_factory=lambda: ["true_false", "range", "text"])
     demo_file: str = "data/wattbot/dev_QA.csv"
+    corpus: CorpusParams = corpus_field()  # the `corpus:` section (section() fills it from there)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError

@@ -67,6 +67,8 @@ class AnswerOutcome:
     prompt_evaluated: int = 0  # prompt tokens the server evaluated (not served from its prompt cache)
     skipped: bool = False  # not asked: the earlier members had decided the vote (ensemble.early_stop)
     shared: int = 0  # attempts answered by an earlier member's identical greedy request (no call)
+    pointers: list[int] = field(default_factory=list)  # typed reader: the units the answer points at (1-based)
+    level: int = -1  # the context level of the member's view the answer came from (-1: the last one asked)
 
 
 def add_cost(out: AnswerOutcome, reply: Any, shared: bool = False) -> None:

@@ -46,12 +46,36 @@ class TypedSetup:
         return self.prefix if self.bare is None or shown else self.bare
 
 
+def typed_prefixes(params: AnswerParams) -> TypedSetup:
+    """The prefixes alone (system prompt, with and without the demonstrations), no model call."""
+    system = {"role": "system", "content": reader.typed_reader_system(params.corpus)}
+    prefix = [system, *demo_messages(params.demo_file, params.demos, params.number_format, params.quote_first)]
+    return TypedSetup(prefix, bare=[system], demo_kinds=tuple(params.demo_kinds))
+
+
+def typed_units(blocks: Sequence[ContextBlock], params: AnswerParams) -> list[ContextBlock]:
+    """A context level as the typed reader numbers and shows it (tables as records with answer.table_records)."""
+    return [ContextBlock(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media) for b in blocks]
+
+
+def number_format_for(question: str, unit: str, params: AnswerParams, member_format: str = "") -> str:
+    """The number format a member's prompt asks for (answer.compute_format for a question asking to compute)."""
+    kind = question_kind(question, unit)
+    computes = kind == "numeric" and bool(params.compute_format) and asks_to_compute(question)
+    return params.compute_format if computes else (member_format or params.number_format)
+
+
+def typed_user_message(question: str, unit: str, units: Sequence[ContextBlock], params: AnswerParams,
+                       number_format: str) -> str:
+    """The user message of a typed-reader call over `units` (already as `typed_units` shows them)."""
+    return reader.user_message(question, unit, question_kind(question, unit), units, number_format,
+                               params.quote_first)
+
+
 def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
     """The prefixes (system prompt, with and without the demonstrations); with tf_logprobs, the
     model's content-free True/False prior."""
-    system = {"role": "system", "content": reader.TYPED_READER_SYSTEM}
-    prefix = [system, *demo_messages(params.demo_file, params.demos, params.number_format, params.quote_first)]
-    setup = TypedSetup(prefix, bare=[system], demo_kinds=tuple(params.demo_kinds))
+    setup = typed_prefixes(params)
     if params.tf_logprobs:  # one content-free call per run (then cached)
         msg = reader.user_message(reader.CONTENT_FREE_QUESTION, BLANK, "true_false", reader.CONTENT_FREE_UNITS,
                                   params.number_format)
@@ -92,20 +116,18 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     # True/False calls always ask for log-probabilities: the sampled and the calibrated answer then
     # come from the same (cached) call, so tf_logprobs can be switched without new calls
     tf = kind == "true_false"
-    computes = kind == "numeric" and bool(params.compute_format) and asks_to_compute(question)
-    formats = [params.compute_format if computes else (m.number_format or params.number_format) for m in members]
+    formats = [number_format_for(question, unit, params, m.number_format) for m in members]
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
-    readings: list[list[tuple[reader.Reading, list[ContextBlock]]]] = [[] for _ in members]
+    readings: list[list[tuple[reader.Reading, list[ContextBlock], int]]] = [[] for _ in members]
     done = [False] * len(members)
     greedy = {} if greedy is None else greedy  # greedy requests (with their context level) -> their replies
     for level in range(params.max_retries + 1):
         for m, member in enumerate(members):
             if done[m] or level >= len(member.levels) or not member.levels[level]:
                 continue
-            units = [ContextBlock(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media)
-                     for b in member.levels[level]]
-            msg = reader.user_message(question, unit, kind, units, formats[m], params.quote_first)
+            units = typed_units(member.levels[level], params)
+            msg = typed_user_message(question, unit, units, params, formats[m])
             messages = [*setup.prefix_for(kind, member.extra_demo_kinds), {"role": "user", "content": msg}]
             response_format = reader.response_format(kind, len(units), number_format=formats[m],
                                                      allow_null=params.abstain != "never", quote=params.quote_first)
@@ -127,12 +149,13 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             reading = reader.read_reply(kind, unit, data, units, true_prob, restate_numbers=params.restate_numbers,
                                         narrow_pointers=params.narrow_pointers)
             if not reading.is_blank:
-                readings[m].append((reading, units))
+                readings[m].append((reading, units, level))
                 done[m] = reading.grounded or not params.retry_ungrounded
     for m, out in enumerate(outs):
         if not readings[m]:
             continue
-        reading, units = next(((r, u) for r, u in readings[m] if r.grounded), readings[m][0])
+        reading, units, level = next(((r, u, k) for r, u, k in readings[m] if r.grounded), readings[m][0])
+        out.pointers, out.level = list(reading.pointers), level
         if params.abstain == "ungrounded" and not reading.grounded:
             continue
         out.answer = Answer(question_id, answer=reading.value, answer_value=reading.value,

@@ -27,6 +27,7 @@ from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import NumberFormat
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.restate import restate
+from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
 from stages.core.index.vocab import CONVERSION_CONSTANTS
 
@@ -40,15 +41,16 @@ MAX_TEXT_CHARS = 100
 QUOTE_CHARS = 120  # answer.quote_first: the words of the pointed unit that state the answer
 MAX_POINTERS = 3
 
-TYPED_READER_SYSTEM = (
-    "You answer a question about AI energy use, emissions, water and cost from numbered context units "
-    "taken from research papers and reports. Reply with JSON only. First list in \"units\" the numbers "
-    "of the units that state the answer, then give the answer in the requested field and unit. Copy "
-    "numbers from the units; convert them only when the question's unit differs. Use only the context; "
-    "if no unit states the answer, give null."
-)
 
-
+def typed_reader_system(corpus: CorpusParams) -> str:
+    """The typed reader's system prompt for the corpus of params.yaml's `corpus:` section."""
+    return (
+        f"You answer a question{corpus.about()} from numbered context units "
+        f"taken from {corpus.description}. Reply with JSON only. First list in \"units\" the numbers "
+        "of the units that state the answer, then give the answer in the requested field and unit. Copy "
+        "numbers from the units; convert them only when the question's unit differs. Use only the context; "
+        "if no unit states the answer, give null."
+    )
 
 
 def _nullable(schema: dict[str, Any], allow_null: bool) -> dict[str, Any]:

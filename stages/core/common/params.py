@@ -103,7 +103,10 @@ def section(cls: type[T], name: str, params: dict[str, Any] | None = None, *, pa
     if not isinstance(raw, dict):
         raise ParamError(f"params.yaml: section {name!r} must be a mapping, got {raw!r}")
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    # a field with metadata {"section": other} holds another section's dataclass (e.g. corpus_field())
+    linked = {f.name: f.metadata["section"] for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+              if "section" in f.metadata}
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in linked}  # type: ignore[arg-type]
     unknown = sorted(set(raw) - set(fields))
     if part:
         raw = {k: v for k, v in raw.items() if k in fields}
@@ -118,6 +121,8 @@ def section(cls: type[T], name: str, params: dict[str, Any] | None = None, *, pa
             kwargs[fname] = _check(f"{name}.{fname}", raw[fname], hints[fname])
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
             raise ParamError(f"params.yaml: missing parameter {name}.{fname}")
+    for fname, other in linked.items():
+        kwargs[fname] = section(hints[fname], other, params)
     obj = cls(**kwargs)
     validate = getattr(obj, "validate", None)
     if callable(validate):

@@ -12,14 +12,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from stages.core.common.corpus import CorpusParams, corpus_field
 from stages.core.llm.protocol import LLM
 
 log = logging.getLogger("treerag.plan")
 
-SYSTEM = (
-    "You write search queries for a retrieval system over research papers and reports "
-    "about the energy use, carbon emissions, water use and cost of AI and data centers."
-)
+
+def planner_system(corpus: CorpusParams) -> str:
+    """The planner's system prompt for the corpus of params.yaml's `corpus:` section."""
+    return f"You write search queries for a retrieval system over {corpus.description}{corpus.about(search=True)}."
+
+
 INSTRUCTIONS = """Question: {question}
 
 Write {n} short search queries that would find the passage answering this question.
@@ -37,6 +40,7 @@ class PlanParams:
     n_queries: int = 1
     temperature: float = 0.0
     max_tokens: int = 256
+    corpus: CorpusParams = corpus_field()  # the `corpus:` section (section() fills it from there)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
@@ -88,7 +92,7 @@ def plan_queries(question: str, llm: LLM | None, params: PlanParams, seed: int =
         return [question], False
     n_extra = params.n_queries - 1
     messages = [
-        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": planner_system(params.corpus)},
         {"role": "user", "content": INSTRUCTIONS.format(question=question, n=n_extra)},
     ]
     reply = llm.complete(messages, temperature=params.temperature, seed=seed, max_tokens=params.max_tokens,

@@ -321,8 +321,10 @@ def all_plot_tables(verdicts: pl.DataFrame | None, labels: pl.DataFrame, members
     return tables
 
 
-def render_pngs(tables: dict[str, pl.DataFrame], out_dir: Path) -> list[Path]:
-    """Static PNGs of the plot tables (for readers without `dvc plots show`); always one file per plot."""
+def plot_pngs(tables: dict[str, pl.DataFrame]) -> dict[str, bytes]:
+    """The PNG bytes of each plot (error categories, score by type, score versus ensemble size)."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -334,8 +336,7 @@ def render_pngs(tables: dict[str, pl.DataFrame], out_dir: Path) -> list[Path]:
         "score_by_type": ("question_type", "score", "mean score", "Score by question type", "barh"),
         "ensemble_size": ("members", "score", "score", "Score versus ensemble size", "line"),
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    out = {}
     for name, (x, y, ylabel, title, kind) in specs.items():
         df = tables.get(name)
         fig, ax = plt.subplots(figsize=(6, 3.2), dpi=100)
@@ -359,10 +360,22 @@ def render_pngs(tables: dict[str, pl.DataFrame], out_dir: Path) -> list[Path]:
             ax.legend()
         ax.set_title(title)
         fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", metadata={"Software": None})
+        plt.close(fig)
+        out[name] = buf.getvalue()
+    return out
+
+
+def render_pngs(tables: dict[str, pl.DataFrame], out_dir: Path,
+                pngs: dict[str, bytes] | None = None) -> list[Path]:
+    """Static PNGs of the plot tables (for readers without `dvc plots show`); always one file per plot."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, data in (pngs if pngs is not None else plot_pngs(tables)).items():
         path = out_dir / f"{name}.png"
         tmp = path.with_name(f".{path.name}.tmp")
-        fig.savefig(tmp, format="png", metadata={"Software": None})
-        plt.close(fig)
+        tmp.write_bytes(data)
         tmp.replace(path)
         written.append(path)
     return written
