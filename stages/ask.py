@@ -16,8 +16,6 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from stages.core.answer.params import AnswerParams, EnsembleParams
-from stages.core.answer.voting import VoteParams
 from stages.core.common.artifacts import read_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import doc_urls, read_metadata
@@ -26,8 +24,6 @@ from stages.core.common.values import BLANK
 from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.llm.params import LLMParams
 from stages.core.llm.session import llm_session
-from stages.core.plan.planner import PlanParams
-from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.search import Retriever
 from stages.core.tools.ask import AskParams, ask_question, context_tree
 
@@ -42,9 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     params = load_params()
     llm_params = section(LLMParams, "llm", params)
-    ask = AskParams(section(PlanParams, "plan", params), section(RetrieveParams, "retrieve", params),
-                    section(AnswerParams, "answer", params), section(EnsembleParams, "ensemble", params),
-                    section(VoteParams, "vote", params), llm_params.model)
+    ask = AskParams.from_params(params)
     meta = read_metadata(params["data"]["metadata"])
     need_llm = ask.plan.n_queries > 1 or not args.no_answer
     cache = EmbeddingCache()

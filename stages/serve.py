@@ -18,8 +18,6 @@ from pathlib import Path
 
 from werkzeug.serving import make_server
 
-from stages.core.answer.params import AnswerParams, EnsembleParams
-from stages.core.answer.voting import VoteParams
 from stages.core.common.artifacts import read_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import doc_urls, read_metadata
@@ -27,8 +25,6 @@ from stages.core.common.params import load_params, section
 from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.llm.params import LLMParams
 from stages.core.llm.session import llm_session
-from stages.core.plan.planner import PlanParams
-from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.search import Retriever
 from stages.core.tools.ask import AskParams
 from stages.core.tools.serve import AskService, SerialRetriever, create_app, known_units
@@ -55,9 +51,7 @@ def main() -> None:
         log.warning("serve: binding %s (not a loopback address)", args.host)
     params = load_params()
     llm_params = section(LLMParams, "llm", params)
-    ask = AskParams(section(PlanParams, "plan", params), section(RetrieveParams, "retrieve", params),
-                    section(AnswerParams, "answer", params), section(EnsembleParams, "ensemble", params),
-                    section(VoteParams, "vote", params), llm_params.model)
+    ask = AskParams.from_params(params)
     meta = read_metadata(params["data"]["metadata"])
     questions = Path(params["data"]["questions"])
     # the units of the questions files next to data.questions (train, dev, test), the demos and --units-from

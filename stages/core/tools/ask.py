@@ -21,7 +21,9 @@ from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, ContextBlock, context_blocks
 from stages.core.answer.submission import build_submission
 from stages.core.answer.voting import VoteParams, member_answers, vote_all
+from stages.core.common.params import section
 from stages.core.common.values import BLANK
+from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM
 from stages.core.plan.planner import PlanParams, plan_queries
 from stages.core.retrieve.params import RetrieveParams
@@ -49,6 +51,13 @@ class AskParams:
     ensemble: EnsembleParams
     vote: VoteParams
     model: str  # llm.model, recorded in the member rows as the answer stage does
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> AskParams:
+        """The sections of params.yaml, built and checked as the stages build them."""
+        return cls(section(PlanParams, "plan", params), section(RetrieveParams, "retrieve", params),
+                   section(AnswerParams, "answer", params), section(EnsembleParams, "ensemble", params),
+                   section(VoteParams, "vote", params), section(LLMParams, "llm", params).model)
 
 
 @dataclass
