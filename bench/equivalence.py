@@ -21,7 +21,6 @@ import hashlib
 import json
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ try:  # the layout after the restructure (one package per stage)
     from stages.core.answer.voting import VoteParams, member_answers, vote_all  # noqa: E402
     from stages.core.common.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
     from stages.core.common.params import load_params, section  # noqa: E402
+    from stages.core.llm.protocol import Completion  # noqa: E402
 except ImportError:  # the flat stages/core of 8411665 and before
     from stages.core.answering import (  # noqa: E402
         MEMBER_SCHEMA_OVERRIDES,
@@ -47,6 +47,7 @@ except ImportError:  # the flat stages/core of 8411665 and before
         context_blocks,
     )
     from stages.core.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
+    from stages.core.llm import Completion  # noqa: E402
     from stages.core.params import load_params, section  # noqa: E402
     from stages.core.submission import build_submission  # noqa: E402
     from stages.core.voting import VoteParams, member_answers, vote_all  # noqa: E402
@@ -58,16 +59,10 @@ SETS = {"dev": "data/wattbot/dev_QA.csv", "train": "data/wattbot/train_QA.csv"}
 CONTEXTS = {"dev": "dev-5510b6d66e1c.parquet", "train": "train-120c24b426e3.parquet"}  # the default retrieval's
 
 
-@dataclass
-class FakeReply:
-    text: str
-    prompt_tokens: int = 100
-    completion_tokens: int = 10
-    latency_s: float = 0.0
-    cached: bool = False
-    finish_reason: str = "stop"
-    token_logprobs: list[Any] | None = None
-    prompt_evaluated: int = 100
+def fake_reply(text: str, finish_reason: str = "stop", token_logprobs: list[Any] | None = None) -> Completion:
+    """A reply with fixed costs (the fingerprints must not depend on timing)."""
+    return Completion(text=text, prompt_tokens=100, completion_tokens=10, finish_reason=finish_reason,
+                      token_logprobs=token_logprobs, prompt_evaluated=100)
 
 
 def _h(*parts: object) -> int:
@@ -90,7 +85,7 @@ class FakeLLM:
         props = schema.get("properties", {})
         user = messages[-1]["content"] if isinstance(messages[-1]["content"], str) else ""
         if h % 11 == 0:  # an unusable reply: the reader retries with the wider context
-            return FakeReply(text="", finish_reason="length")
+            return fake_reply(text="", finish_reason="length")
         if "units" in props:
             return self._typed(h, props, user, bool(top_logprobs))
         if "answer_value" in props:  # the free reader
@@ -99,10 +94,10 @@ class FakeLLM:
             value = nums[h % len(nums)] if nums else "is_blank"
             data = {"explanation": "quote", "answer": value, "answer_value": value,
                     "ref_id": [ids[h % len(ids)]] if ids else []}
-            return FakeReply(text=json.dumps(data))
-        return FakeReply(text=json.dumps({"queries": ["a query"]}))
+            return fake_reply(text=json.dumps(data))
+        return fake_reply(text=json.dumps({"queries": ["a query"]}))
 
-    def _typed(self, h: int, props: dict[str, Any], user: str, logprobs: bool) -> FakeReply:
+    def _typed(self, h: int, props: dict[str, Any], user: str, logprobs: bool) -> fake_reply:
         units = props["units"]["items"].get("enum") or [1]
         k = units[h % len(units)]
         m = re.search(rf"^\[{k}\] [^:]*: (.*?)(?=^\[\d+\] |\Z)", user, re.M | re.S)
@@ -129,7 +124,7 @@ class FakeLLM:
             t = -0.2 - (h % 5) / 10
             f = -0.3 - (h % 7) / 10
             logs = [["{", []], ['"answer"', []], [str(data["answer"]).lower(), [["true", t], ["false", f]]]]
-        return FakeReply(text=body, token_logprobs=logs)
+        return fake_reply(text=body, token_logprobs=logs)
 
 
 def fingerprint(set_name: str, params: dict[str, Any]) -> dict[str, Any]:

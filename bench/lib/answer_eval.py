@@ -31,8 +31,8 @@ from stages.core.common.params import ParamError, section
 from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM
 from stages.core.retrieve.params import RetrieveParams
+from stages.core.score.bootstrap import paired_bootstrap, score_interval
 from stages.core.score.verdicts import score_submission
-from stages.core.tools.compare import paired_bootstrap
 
 SCORE_VIEWS = ("score", "strict_score", "symmetric_score")
 
@@ -304,7 +304,7 @@ def ensemble_curve(labels: pl.DataFrame, members: list[pl.DataFrame], vote: Vote
     for k in range(1, len(members) + 1):
         _, verdicts, summary = score_members(labels, members[:k], vote, urls)
         s = verdicts["score"].to_numpy()
-        ci = paired_bootstrap(np.zeros_like(s), s, n_boot=n_boot, seed=seed)  # against 0: the mean's own interval
+        ci = score_interval(s, n_boot=n_boot, seed=seed)
         out.append({"n": k, "score": round(float(summary["score"]), 4), "low": round(ci.low, 4),
                     "high": round(ci.high, 4), "questions": int(s.size)})
     return out

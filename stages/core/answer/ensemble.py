@@ -49,7 +49,7 @@ def view_attempt(level: int, view: str, n_levels: int) -> int:
     return level + 1 if view == "wider" and n_levels > 1 else level
 
 
-def _nth(values: Sequence[Any], i: int, default: Any) -> Any:
+def member_setting(values: Sequence[Any], i: int, default: Any) -> Any:
     """Member i's setting from a per-member list that cycles (ensemble.views, temperatures,
     number_formats, extra_demo_kinds); ``default`` when the list is empty."""
     return values[i % len(values)] if values else default
@@ -93,7 +93,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
 
     def row(q: dict[str, Any], res: AnswerOutcome, i: int) -> dict[str, Any]:
         a = res.answer
-        view = _nth(ensemble.views, i, "as_is")
+        view = member_setting(ensemble.views, i, "as_is")
         level = res.level if res.level >= 0 else res.attempts - 1
         n_levels = len(contexts.get(q["id"], [[]]))
         return {
@@ -115,15 +115,15 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
         greedy: dict[str, Any] = {}  # this question's greedy requests -> replies, shared across ask() calls
 
         def ask(idx: list[int]) -> list[AnswerOutcome]:
-            views = [member_view(ctx, _nth(ensemble.views, i, "as_is")) for i in idx]
+            views = [member_view(ctx, member_setting(ensemble.views, i, "as_is")) for i in idx]
             if setup is not None and typed[q["id"]]:
                 # a greedy reply does not depend on the seed: greedy members all send ensemble.seed, so a
                 # member asking what another member or run asked greedily finds its reply in the cache
                 return answer_question_typed(
                     llm, q["id"], q["question"], unit,
-                    [TypedMember(v, ensemble.seed + i if (t := _nth(ensemble.temperatures, i, params.temperature))
-                                 else ensemble.seed, t, _nth(ensemble.number_formats, i, ""),
-                                 tuple(_nth(ensemble.extra_demo_kinds, i, [])))
+                    [TypedMember(v, ensemble.seed + i if (t := member_setting(ensemble.temperatures, i, params.temperature))
+                                 else ensemble.seed, t, member_setting(ensemble.number_formats, i, ""),
+                                 tuple(member_setting(ensemble.extra_demo_kinds, i, [])))
                      for v, i in zip(views, idx, strict=True)], params, setup, greedy)
             return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
                     for v, i in zip(views, idx, strict=True)]

@@ -41,16 +41,23 @@ class ContextBlock:
     media: str | None = None  # "table" | "image" for the Referenced media part
 
 
+def context_levels(contexts: pl.DataFrame | None) -> dict[str, list[list[dict[str, Any]]]]:
+    """question_id -> [attempt 0 rows, attempt 1 rows, ...] of retrieve's context rows, in rank order."""
+    out: dict[str, list[list[dict[str, Any]]]] = {}
+    if contexts is None or contexts.is_empty():
+        return out
+    for r in contexts.sort("question_id", "attempt", "rank").iter_rows(named=True):
+        levels = out.setdefault(r["question_id"], [])
+        while len(levels) <= int(r["attempt"]):
+            levels.append([])
+        levels[int(r["attempt"])].append(r)
+    return out
+
+
 def context_blocks(contexts: pl.DataFrame) -> dict[str, list[list[ContextBlock]]]:
     """question_id -> [attempt 0 blocks, attempt 1 blocks, ...] from retrieve's context rows."""
-    ctx = contexts.sort("question_id", "attempt", "rank")
-    out: dict[str, list[list[ContextBlock]]] = {}
-    for (qid, attempt), g in ctx.group_by("question_id", "attempt", maintain_order=True):
-        levels = out.setdefault(qid, [])
-        while len(levels) <= attempt:
-            levels.append([])
-        levels[attempt] = [ContextBlock(d, t, m) for d, t, m in g.select("doc_id", "text", "media").iter_rows()]
-    return out
+    return {qid: [[ContextBlock(r["doc_id"], r["text"], r["media"]) for r in rows] for rows in levels]
+            for qid, levels in context_levels(contexts).items()}
 
 
 @dataclass

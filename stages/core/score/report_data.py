@@ -23,18 +23,17 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from stages.core.answer.ensemble import member_view
+from stages.core.answer.ensemble import member_setting, member_view, view_attempt
 from stages.core.answer.grounding import grounded_number, numbers_in
 from stages.core.answer.kinds import question_kind
 from stages.core.answer.params import AnswerParams, EnsembleParams
-from stages.core.answer.record import ContextBlock
+from stages.core.answer.record import ContextBlock, context_levels
 from stages.core.answer.typed_answer import (
     TypedSetup,
     number_format_for,
@@ -45,7 +44,7 @@ from stages.core.answer.typed_answer import (
 from stages.core.answer.voting import VoteParams
 from stages.core.common.dataio import InputError, read_csv_tolerant
 from stages.core.common.params import section
-from stages.core.common.values import BLANK, ref_id_set
+from stages.core.common.values import BLANK, Range, parse_value, ref_id_set
 from stages.core.score.analysis import category_table, gold_in_context, type_table
 from stages.core.score.bootstrap import score_interval
 
@@ -130,12 +129,10 @@ def holds_quote(text: str, quote: str, n: int = QUOTE_NGRAM) -> bool:
 
 def _gold_numbers(value: str) -> list[float] | None:
     """The numbers of a numeric or range gold value; None for text, True/False or blank."""
-    v = (value or "").strip()
-    m = re.fullmatch(r"\[\s*(-?[\d.eE+-]+)\s*,\s*(-?[\d.eE+-]+)\s*\]", v)
-    try:
-        return [float(m.group(1)), float(m.group(2))] if m else [float(v)]
-    except ValueError:
-        return None
+    v = parse_value(value)
+    if isinstance(v, Range):
+        return [v.low, v.high]
+    return [v] if isinstance(v, float) else None
 
 
 def holds_value(text: str, value: str, unit: str, kind: str) -> bool:
@@ -149,36 +146,18 @@ def holds_value(text: str, value: str, unit: str, kind: str) -> bool:
     return len(value.strip()) >= 3 and value.strip().lower() in (text or "").lower()
 
 
-def _levels(contexts: pl.DataFrame | None) -> dict[str, list[list[dict[str, Any]]]]:
-    """question_id -> [attempt 0 rows, attempt 1 rows, ...] in rank order (as context_blocks orders them)."""
-    out: dict[str, list[list[dict[str, Any]]]] = {}
-    if contexts is None or contexts.is_empty():
-        return out
-    for r in contexts.sort("question_id", "attempt", "rank").iter_rows(named=True):
-        levels = out.setdefault(r["question_id"], [])
-        while len(levels) <= int(r["attempt"]):
-            levels.append([])
-        levels[int(r["attempt"])].append(r)
-    return out
-
-
-def _nth(values: Sequence[Any], i: int, default: Any) -> Any:
-    return values[i % len(values)] if values else default
-
-
 def shown_rows(levels: list[list[dict[str, Any]]], view: str, attempt: int) -> list[dict[str, Any]]:
     """The context rows of retrieve attempt `attempt` in the order member view `view` shows them."""
     if not levels or attempt < 0:
         return []
-    shift = 1 if view == "wider" and len(levels) > 1 else 0
     seen = member_view(levels, view)
-    k = attempt - shift
+    k = attempt - view_attempt(0, view, len(levels))
     return seen[k] if 0 <= k < len(seen) else []
 
 
 def _member_fields(row: dict[str, Any], i: int, ens: EnsembleParams) -> tuple[str, int, list[int], list[str]]:
     """(view, retrieve attempt, pointers, raw replies), with fallbacks for rows written before they were stored."""
-    view = row.get("view") or _nth(ens.views, i, "as_is")
+    view = row.get("view") or member_setting(ens.views, i, "as_is")
     level = row.get("level")
     if level is None:
         level = max(int(row.get("attempts") or 0) - 1, 0)
@@ -232,7 +211,7 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
     """Everything the run report shows, as plain data (see the module docstring)."""
     ap, ens = run.answer, run.ensemble
     labelled = verdicts is not None and verdicts.height > 0
-    levels = _levels(run.contexts)
+    levels = context_levels(run.contexts)
     members = [{r["question_id"]: r for r in m.iter_rows(named=True)} for m in run.members]
     sub = {r["id"]: r for r in run.submission.iter_rows(named=True)} if run.submission is not None else {}
     verdict = {r["id"]: r for r in verdicts.iter_rows(named=True)} if labelled else {}
@@ -269,9 +248,9 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
                     contexts[key][p - 1]["pointed_by"].append(i)
             prompt = ""
             if typed and blocks and not row.get("skipped"):
-                fmt = number_format_for(text, unit, ap, _nth(ens.number_formats, i, ""))
+                fmt = number_format_for(text, unit, ap, member_setting(ens.number_formats, i, ""))
                 prompt = typed_user_message(text, unit, blocks, ap, fmt)
-            extra = tuple(_nth(ens.extra_demo_kinds, i, []))
+            extra = tuple(member_setting(ens.extra_demo_kinds, i, []))
             shown_demos = setup is not None and setup.bare is not None and (kind in setup.demo_kinds or kind in extra)
             member_rows.append({
                 "i": i, "seed": row.get("seed"), "view": view, "attempt": attempt, "context": key,
@@ -306,7 +285,7 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
             entry.update(type=v["question_type"], category=v["error_category"],
                          correct=v["error_category"] == "correct", score=v["score"], lost=round(1.0 - v["score"], 6),
                          credits={"value": v["value"], "ref": v["ref"], "na": v["na"]},
-                         miss=_missed(gold, contexts, gold_rank.get(qid, 0) if qid in gold_rank else 0),
+                         miss=_missed(gold, contexts, gold_rank.get(qid, 0)),
                          gold_rank=gold_rank.get(qid))
         questions.append(entry)
     head = None
