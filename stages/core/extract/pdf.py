@@ -79,11 +79,16 @@ class PageChars:
         self.text = text
         self.line_no = line_no
 
+    def overlapping(self, r: np.ndarray, idx: np.ndarray | None = None) -> np.ndarray:
+        """Mask over the chars `idx` (all when None) whose box overlaps ``r`` = (x0, y0, x1, y1), float32."""
+        x0, y0, x1, y1 = (a if idx is None else a[idx] for a in (self.x0, self.y0, self.x1, self.y1))
+        return ~((r[0] >= x1) | (r[1] >= y1) | (r[2] <= x0) | (r[3] <= y0))
+
     def textbox(self, rect: Any, within: np.ndarray | None = None) -> str:
         """``page.get_textbox(rect)``; `within`: indices known to hold every overlapping char."""
         r = np.asarray(tuple(pymupdf.Rect(rect)), dtype=np.float32)  # MuPDF's fz_rect is float32
         idx = np.arange(len(self.text)) if within is None else within
-        hit = ~((r[0] >= self.x1[idx]) | (r[1] >= self.y1[idx]) | (r[2] <= self.x0[idx]) | (r[3] <= self.y0[idx]))
+        hit = self.overlapping(r, idx)
         out: list[str] = []
         prev = -1
         for i in idx[hit].tolist():
@@ -113,8 +118,7 @@ def read_table_cells(page: pymupdf.Page, table: Any, chars: PageChars | None = N
 
 def _overlaps(chars: PageChars, rect: pymupdf.Rect) -> np.ndarray:
     """Mask of the chars that overlap `rect` grown by 1 pt (a superset of those of its cells)."""
-    r = np.asarray((rect.x0 - 1, rect.y0 - 1, rect.x1 + 1, rect.y1 + 1), dtype=np.float32)
-    return ~((r[0] >= chars.x1) | (r[1] >= chars.y1) | (r[2] <= chars.x0) | (r[3] <= chars.y0))
+    return chars.overlapping(np.asarray((rect.x0 - 1, rect.y0 - 1, rect.x1 + 1, rect.y1 + 1), dtype=np.float32))
 
 
 def _page_lines(page: pymupdf.Page) -> list[dict[str, Any]]:
