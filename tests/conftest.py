@@ -30,3 +30,17 @@ def refused_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         yield s.getsockname()[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_onnx_export(tmp_path_factory: pytest.TempPathFactory):
+    """The default embedder (embed.backend: onnx) exports MiniLM once per cache folder (~20 s);
+    the end-to-end tests each use a private TREERAG_CACHE_DIR, so they share one export here
+    (subprocesses such as dvc's stages inherit the variable)."""
+    old = os.environ.get("TREERAG_ONNX_DIR")
+    os.environ["TREERAG_ONNX_DIR"] = str(tmp_path_factory.mktemp("onnx"))
+    yield
+    if old is None:
+        os.environ.pop("TREERAG_ONNX_DIR", None)
+    else:
+        os.environ["TREERAG_ONNX_DIR"] = old

