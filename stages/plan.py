@@ -31,7 +31,7 @@ def main() -> None:
         """Plan every question, up to llm.max_concurrency at once; rows in question order."""
         nonlocal fallbacks
         todo = list(questions.iter_rows(named=True))
-        with tqdm(total=len(todo), desc="plan", unit="q") as bar:
+        with tqdm(total=len(todo), desc="plan: questions", unit="q") as bar:
             plans = ordered_map(lambda q: plan_queries(q["question"], llm, p), todo,
                                 llm.max_concurrency if llm is not None else 1, lambda _: bar.update(1))
         for q, (queries, fell_back) in zip(todo, plans, strict=True):

@@ -57,7 +57,7 @@ def member_setting(values: Sequence[Any], i: int, default: Any) -> Any:
 
 def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
                    params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
-                   desc: str = "answer", max_concurrency: int | None = None,
+                   desc: str = "answer: questions x members", max_concurrency: int | None = None,
                    vote: VoteParams | None = None) -> list[list[dict[str, Any]]]:
     """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
 
@@ -140,7 +140,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
                     results += ask([i])
         return [row(q, res, i) for res, i in zip(results, members, strict=True)]
 
-    with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="call") as bar:
+    with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="answer") as bar:
         def progress(done_rows: list[dict[str, Any]]) -> None:
             bar.update(len(done_rows))
             if stats is not None:

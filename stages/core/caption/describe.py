@@ -113,7 +113,8 @@ def caption_images(images: pl.DataFrame, describe: Describer | None, progress: b
         except Exception as e:  # noqa: BLE001 - one failed image falls back, others go on
             return None, f"{type(e).__name__}: {e}"
 
-    with tqdm(total=len(todo), desc="caption", unit="img", disable=not progress, file=sys.stderr) as bar:
+    with tqdm(total=len(todo), desc="caption: images (vision)", unit="img", disable=not progress,
+              file=sys.stderr) as bar:
         described = ordered_map(vision, todo, max_workers if describe is not None else 1, lambda _: bar.update(1))
     rows = []
     stats = {"images_total": images.height, "vision": 0, "document_caption": 0, "none": 0,

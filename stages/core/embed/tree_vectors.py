@@ -55,7 +55,8 @@ def embed_tree(nodes: pl.DataFrame, embedder: Embedder, cache: EmbeddingCache, p
     if params.paragraph_mode in ("direct", "both"):
         direct += [i for i, lv in enumerate(levels) if lv == "paragraph" and i in children]
     direct = sorted(set(direct))
-    dvecs, n_new = embed_texts([texts[i] for i in direct], embedder, cache, params.batch_size)
+    dvecs, n_new = embed_texts([texts[i] for i in direct], embedder, cache, params.batch_size,
+                                 desc="embed: sentences, rows, media")
     direct_vec = dict(zip(direct, dvecs))
 
     for level in reversed(LEVELS):

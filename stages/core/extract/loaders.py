@@ -299,7 +299,16 @@ def extract_corpus(corpus_dir: str | Path, params: ExtractParams, images_dir: st
     jobs = [LoadJob(path, _doc_id_for(path, FORMATS[path.suffix.lower()]), FORMATS[path.suffix.lower()])
             for path in files]
     outcomes: list[LoadOutcome | None] = [None] * len(jobs)
-    with tqdm(total=len(jobs), desc="extract", unit="file", disable=not progress, file=sys.stderr) as bar:
+    pages = 0
+
+    def done(outcome: LoadOutcome) -> None:  # the bar counts files; its postfix the pages read so far
+        nonlocal pages
+        pages += outcome.loaded.n_pages if outcome.loaded is not None else 0
+        bar.update(1)
+        bar.set_postfix(pages=pages)
+
+    with tqdm(total=len(jobs), desc="extract: files (text, tables, images)", unit="file", disable=not progress,
+              file=sys.stderr) as bar:
         while True:  # rounds: the first file of each doc_id; a failed one hands over to the next file
             loaded_ids = {j.doc_id for j, o in zip(jobs, outcomes) if o is not None and o.loaded is not None}
             batch: list[int] = []
@@ -310,8 +319,7 @@ def extract_corpus(corpus_dir: str | Path, params: ExtractParams, images_dir: st
                     batch.append(i)
             if not batch:
                 break
-            results = load_all(load_one, [jobs[i] for i in batch], params, img_dir, params.n_workers,
-                               lambda: bar.update(1))
+            results = load_all(load_one, [jobs[i] for i in batch], params, img_dir, params.n_workers, done)
             for i, r in zip(batch, results, strict=True):
                 outcomes[i] = r
         bar.update(len(jobs) - bar.n)  # duplicates are never parsed

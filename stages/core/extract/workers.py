@@ -62,14 +62,14 @@ def _crashed(e: BaseException) -> LoadOutcome:
 
 
 def load_all(loader: Loader, jobs: Sequence[LoadJob], params: Any, images_dir: Path | None, workers: int,
-             on_done: Callable[[], None] | None = None) -> list[LoadOutcome]:
-    """Every job's outcome, in job order (see the module docstring)."""
-    done = on_done or (lambda: None)
+             on_done: Callable[[LoadOutcome], None] | None = None) -> list[LoadOutcome]:
+    """Every job's outcome, in job order (see the module docstring); `on_done(outcome)` after each file."""
+    done = on_done or (lambda _o: None)
     if workers <= 1 or len(jobs) <= 1:
         out = []
         for job in jobs:
             out.append(run_job(loader, job, params, images_dir))
-            done()
+            done(out[-1])
         return out
     ctx = multiprocessing.get_context("spawn")
     outcomes: list[LoadOutcome | None] = [None] * len(jobs)
@@ -84,7 +84,7 @@ def load_all(loader: Loader, jobs: Sequence[LoadJob], params: Any, images_dir: P
                 for fut in finished:
                     try:
                         outcomes[futures[fut]] = fut.result()
-                        done()
+                        done(outcomes[futures[fut]])
                     except BrokenProcessPool:
                         broken = True
         todo = [i for i in todo if outcomes[i] is None]
@@ -92,7 +92,7 @@ def load_all(loader: Loader, jobs: Sequence[LoadJob], params: Any, images_dir: P
             # jobs start in submission order: the culprit is among the first `workers` unfinished ones
             for i in todo[:workers]:
                 outcomes[i] = _isolated(loader, jobs[i], params, images_dir, ctx)
-                done()
+                done(outcomes[i])
             todo = todo[workers:]
     assert all(o is not None for o in outcomes)
     return outcomes  # type: ignore[return-value]

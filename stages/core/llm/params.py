@@ -22,10 +22,13 @@ class LLMParams:
     backoff_max_s: float = 30.0
     rate_limit_max_wait_s: float = 600.0  # a call still refused with HTTP 429 after this long fails
     prompt_cache: bool = True  # false: llama.cpp evaluates every prompt afresh (bit-reproducible, slower)
+    cache_ram_mib: int = 1024  # embedded server: host RAM for saved prompt states (0 = off)
 
     def validate(self) -> None:
         if self.max_concurrency < 1:
             raise ParamError("params.yaml: llm.max_concurrency must be >= 1")
+        if self.cache_ram_mib < 0:
+            raise ParamError(f"params.yaml: llm.cache_ram_mib={self.cache_ram_mib} must be >= 0 (0 = no saved prompts)")
         if self.max_attempts < 1:
             raise ParamError("params.yaml: llm.max_attempts must be >= 1")
         if self.backoff_s < 0 or self.backoff_max_s < self.backoff_s:

@@ -24,7 +24,7 @@ class EmbeddedServer:
     """A running llama.cpp server for one embedded model."""
 
     def __init__(self, model_name: str, *, n_ctx: int, threads: int, slots: int = 1,
-                 embedding: bool = False) -> None:
+                 embedding: bool = False, cache_ram_mib: int = 1024) -> None:
         import xllamacpp
 
         if slots < 1:
@@ -41,10 +41,13 @@ class EmbeddedServer:
         p.hostnames = ["127.0.0.1"]
         p.port = 0
         p.embedding = embedding
+        # host RAM for prompt states saved when a slot moves to another prompt (0 = off); llama.cpp's
+        # default (8 GiB) let the answer stage grow by one saved state per question (bench/llm_memory.py)
+        p.cache_ram_mib = cache_ram_mib
         # llama.cpp logs several lines per request; TREERAG_LLAMA_VERBOSE=1 brings them back
         p.verbosity = 3 if os.environ.get("TREERAG_LLAMA_VERBOSE") else -1
-        log.info("starting embedded llama.cpp server: %s (n_ctx=%d, threads=%d, slots=%d)", model_name, n_ctx,
-                 n_threads, slots)
+        log.info("starting embedded llama.cpp server: %s (n_ctx=%d, threads=%d, slots=%d, cache_ram_mib=%d)",
+                 model_name, n_ctx, n_threads, slots, cache_ram_mib)
         self._server = xllamacpp.Server(p)
         self.base_url = self._server.listening_address.rstrip("/") + "/v1"
         log.info("embedded server listening at %s", self.base_url)

@@ -58,7 +58,7 @@ def llm_session(params: LLMParams, cache_name: str = "responses.sqlite") -> Iter
             from stages.core.llm.server import EmbeddedServer
 
             server = EmbeddedServer(params.model, n_ctx=params.n_ctx, threads=params.threads,
-                                    slots=params.max_concurrency)
+                                    slots=params.max_concurrency, cache_ram_mib=params.cache_ram_mib)
             server_box.append(server)
             return openai.OpenAI(base_url=server.base_url, api_key="none", timeout=params.timeout_s, max_retries=0)
 

@@ -123,7 +123,7 @@ def ensemble_curve(members: Sequence[dict[str, Answer]], labels: pl.DataFrame, p
     vp = dataclasses.replace(params, extra_submissions=[])
     ids = labels["id"].to_list()
     rows = []
-    for k in tqdm(range(1, len(members) + 1), desc="ensemble curve", unit="k", disable=len(members) < 5):
+    for k in tqdm(range(1, len(members) + 1), desc="score: ensemble curve", unit="k", disable=len(members) < 5):
         rows.append({"members": k, **_curve_row(_score_answers(labels, vote_all(list(members[:k]), ids, vp)))})
     return pl.DataFrame(rows, schema=CURVE_SCHEMA)
 

@@ -205,7 +205,7 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
     """Nodes of every document; running headers dropped first."""
     splitter = SentenceSplitter(params.extra_abbreviations)
     nodes: list[Node] = []
-    for doc in tqdm(docs, desc="build_tree", unit="doc", disable=not progress, file=sys.stderr):
+    for doc in tqdm(docs, desc="build_tree: documents", unit="doc", disable=not progress, file=sys.stderr):
         doc.lines = drop_page_furniture(doc.lines, params.repeated_line_min_pages)
         if params.text_tables:
             doc.lines = find_tables(doc.lines)
