@@ -3,7 +3,8 @@
   python bench/retrieval_eval.py                       # dev_QA and train_QA, question alone (plan.n_queries: 1)
   python bench/retrieval_eval.py --sets dev            # one set
   python bench/retrieval_eval.py --plan artifacts/plan/queries.parquet --sets train   # with planner queries
-  python bench/retrieval_eval.py -S retrieve.doc_prior=1.0 --out /tmp/x.json      # a retrieve param changed
+  python bench/retrieval_eval.py -S retrieve.named_docs=filter --out /tmp/x.json  # a retrieve param changed
+  python bench/retrieval_eval.py --artifacts /tmp/c2/artifacts --sets tests/data/corpus2/questions.csv  # another corpus
 
 Needs the built tree and index (`dvc repro index`). For each question set and context
 budget it reports gold-doc recall, evidence recall and mean context tokens for:
@@ -13,6 +14,9 @@ budget it reports gold-doc recall, evidence recall and mean context tokens for:
 Also: treerag's retrieval latency per question, evidence recall on the questions whose
 evidence is only in a figure (reported apart), and every treerag miss at the default
 budget with its cause (table | vocabulary | named_paper | figure | other), see miss_cause.
+Naming: how many questions name a document (stages/core/index/cards.py) and whether the gold
+document is among those named; with a `gold_page` column (tests/data/corpus2), gold-page recall:
+a context unit of a gold document spans the gold page.
 Writes bench/results/retrieval[_plan].json and prints Markdown tables.
 """
 from __future__ import annotations
@@ -23,6 +27,7 @@ import re
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +127,40 @@ def miss_cause(row: dict[str, str], ctx_docs: set[str], doc_text: dict[str, str]
     return "other"
 
 
+def page_spans(nodes: pl.DataFrame) -> dict[str, tuple[int, int]]:
+    """node id -> (first page, last page)."""
+    end = "page_end" if "page_end" in nodes.columns else "page"
+    return {n: (int(a), int(b if b is not None else a)) for n, a, b in
+            nodes.select("node_id", "page", end).iter_rows() if a is not None}
+
+
+def gold_page_hit(row: dict[str, str], units: list, spans: dict[str, tuple[int, int]]) -> bool:
+    """A unit of a gold document spans the row's gold_page."""
+    gold, page = ref_id_set(row.get("ref_id")), int(row["gold_page"])
+    return any(u.doc_id.lower() in gold and any(spans.get(n, (-1, -2))[0] <= page <= spans.get(n, (-1, -2))[1]
+                                                 for n in u.node_ids) for u in units)
+
+
+def naming_stats(labels: pl.DataFrame, retriever: Retriever, rp: RetrieveParams) -> dict[str, object]:
+    """Questions that name a document, and whether the gold document is among the named."""
+    n = named = right = 0
+    wrong: list[dict[str, object]] = []
+    for r in labels.iter_rows(named=True):
+        gold = ref_id_set(r.get("ref_id"))
+        if not gold:
+            continue
+        n += 1
+        docs = retriever.index.named_docs(r["question"], rp.doc_share)
+        if not docs:
+            continue
+        named += 1
+        ids = {d.doc_id.lower() for d in docs}
+        right += bool(ids & gold)
+        if not ids & gold:
+            wrong.append({"id": r["id"], "gold": sorted(gold), "named": [(d.doc_id, d.cues) for d in docs]})
+    return {"with_gold_doc": n, "naming": named, "gold_named": right, "wrong": wrong}
+
+
 def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], retriever: Retriever,
              rp: RetrieveParams, nodes: pl.DataFrame, baselines: dict[str, object],
              budgets: tuple[int, ...]) -> dict[str, object]:
@@ -136,6 +175,8 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
     fig = {r["id"] for r in rows_all if not is_blank(r.get("answer_value")) and figure_only(r, doc_text)}
 
     results: dict[str, dict[int, dict[str, float]]] = {"treerag": {}, "flat512": {}, "bm25win": {}}
+    pages = "gold_page" in labels.columns
+    spans = page_spans(nodes) if pages else {}
     misses: list[dict[str, object]] = []
     latency_ms = 0.0
     for budget in budgets:
@@ -149,16 +190,25 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
             qid = r["id"]
             ours += [{"question_id": qid, "doc_id": u.doc_id, "text": u.text, "n_tokens": u.n_tokens}
                      for u in units_of[qid]]
+            if not flat:
+                continue  # --no-baselines
             order = np.argsort(-(flat_vecs @ qv))
             fl += budget_rows(qid, [flat[i] for i in order[:64]], budget, rp.chars_per_token)
             top = bm25.search(tokenize(" ".join(queries[qid])), 64)
             bw += budget_rows(qid, [wins[i] for i, _ in top], budget, rp.chars_per_token)
         for method, rows in (("treerag", ours), ("flat512", fl), ("bm25win", bw)):
+            if method != "treerag" and not flat:
+                results.pop(method, None)
+                continue
             frame = pl.DataFrame(rows, schema=SCHEMA)
             m = retrieval_metrics(labels, frame)
             m["evidence_recall_no_figures"] = retrieval_metrics(labels.filter(~pl.col("id").is_in(list(fig))),
                                                                 frame)["evidence_recall"]
             results[method][budget] = m
+        if pages:
+            answerable = [r for r in rows_all if not is_blank(r.get("answer_value"))]
+            hits = sum(gold_page_hit(r, units_of[r["id"]], spans) for r in answerable)
+            results["treerag"][budget]["gold_page_recall"] = round(hits / max(1, len(answerable)), 4)
         if budget == rp.max_context_tokens:
             for r in rows_all:
                 if is_blank(r.get("answer_value")):
@@ -170,10 +220,42 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
                 cause = miss_cause(r, {u.doc_id.lower() for u in units}, doc_text, doc_paras)
                 misses.append({"id": r["id"], "cause": cause, "question": r["question"],
                                "answer_value": r["answer_value"], "ref_id": r["ref_id"],
-                               "context_docs": sorted({u.doc_id for u in units})})
+                               "context_docs": sorted({u.doc_id for u in units}),
+                               "named": [d.doc_id for d in retriever.index.named_docs(r["question"], rp.doc_share)]})
     return {"set": name, "questions": labels.height, "figure_only": len(fig),
+            "named_docs": naming_stats(labels, retriever, rp),
             "ms_per_question": round(latency_ms, 1), "results": results,
             "miss_causes": dict(Counter(m["cause"] for m in misses)), "misses": misses}
+
+
+def compare_modes(args: argparse.Namespace, retriever: Retriever, rp: RetrieveParams, nodes: pl.DataFrame,
+                  budgets: tuple[int, ...]) -> dict[str, dict[str, object]]:
+    """treerag's recalls per `retrieve.named_docs` mode, and the questions each mode wins and loses
+    (evidence at the default budget) against the first mode listed."""
+    none = {"flat": [], "flat_vecs": np.zeros((0, 1)), "wins": [], "bm25": KeywordIndex([])}
+    out: dict[str, dict[str, object]] = {}
+    for set_name in args.sets:
+        labels = read_questions(SETS.get(set_name, Path(set_name)))
+        queries = {r["id"]: [r["question"]] for r in labels.iter_rows(named=True)}
+        base_misses: set[str] | None = None
+        print(f"\n{set_name}: treerag by retrieve.named_docs, gold-doc / evidence recall"
+              f"{' / gold-page recall' if 'gold_page' in labels.columns else ''}")
+        cols = " | ".join(f"{b} tokens" for b in budgets)
+        print(f"| named_docs | {cols} | evidence won / lost at {rp.max_context_tokens} |")
+        print(f"|---|{'---|' * len(budgets)}---|")
+        for mode in args.modes:
+            res = eval_set(set_name, labels, queries, retriever, replace(rp, named_docs=mode), nodes, none, budgets)
+            misses = {m["id"] for m in res["misses"]}  # type: ignore[union-attr]
+            base_misses = misses if base_misses is None else base_misses
+            ours = res["results"]["treerag"]  # type: ignore[index]
+            entry = {"results": ours, "miss_causes": res["miss_causes"], "misses": sorted(misses),
+                     "won": sorted(base_misses - misses), "lost": sorted(misses - base_misses),
+                     "ms_per_question": res["ms_per_question"]}
+            out.setdefault(mode, {})[set_name] = entry
+            cells = [f"{m['gold_doc_recall']:.3f} / {m['evidence_recall']:.3f}"
+                     + (f" / {m['gold_page_recall']:.3f}" if "gold_page_recall" in m else "") for m in ours.values()]
+            print(f"| {mode} | {' | '.join(cells)} | {entry['won']} / {entry['lost']} |")
+    return out
 
 
 def main() -> None:
@@ -181,18 +263,24 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
     ap.add_argument("--plan", help="queries.parquet from the plan stage (default: the question alone)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--modes", nargs="+", choices=["none", "prior", "filter"],
+                    help="also measure treerag with each retrieve.named_docs mode (misses won/lost vs the first)")
+    ap.add_argument("--no-baselines", action="store_true",
+                    help="treerag only (no flat512 / bm25win baselines: no embedding of the corpus)")
+    ap.add_argument("--artifacts", default=str(ROOT / "artifacts"), help="where tree/ and index/ are (another corpus)")
     ap.add_argument("-S", "--set", action="append", default=[], help="section.key=value override of params.yaml")
     args = ap.parse_args()
     params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
     rp = section(RetrieveParams, "retrieve", params)
-    nodes = pl.read_parquet(ROOT / "artifacts" / "tree" / "nodes.parquet")
+    art = Path(args.artifacts)
+    nodes = pl.read_parquet(art / "tree" / "nodes.parquet")
     cache = EmbeddingCache()
     embedder = make_embedder(section(EmbedParams, "embed", params))
     t0 = time.perf_counter()
-    retriever = Retriever(ROOT / "artifacts" / "index", nodes, embedder, cache)
+    retriever = Retriever(art / "index", nodes, embedder, cache)
     load_s = time.perf_counter() - t0
 
-    sents = doc_sentences(nodes)
+    sents = {} if args.no_baselines else doc_sentences(nodes)
     flat = [(d, c) for d, ss in sents.items() for c in windows(ss, int(512 * rp.chars_per_token))]
     wins = [(d, w) for d, ss in sents.items() for w in windows(ss, 500)]
     flat_vecs, _ = embed_texts([c for _, c in flat], embedder, cache, desc="embed flat chunks")
@@ -201,7 +289,7 @@ def main() -> None:
 
     budgets = tuple(sorted({*BUDGETS, rp.max_context_tokens}))  # the default budget too: its misses are listed
     report: dict[str, object] = {"queries": "planner" if args.plan else "question", "budgets": list(budgets),
-                                 "overrides": args.set,
+                                 "overrides": args.set, "artifacts": args.artifacts,
                                  "index_load_s": round(load_s, 2), "sets": {}}
     for set_name in args.sets:
         path = SETS.get(set_name, Path(set_name))
@@ -223,6 +311,15 @@ def main() -> None:
                      f" {m['mean_context_tokens']:.0f} tok" for m in by_budget.values()]
             print(f"| {method} | {' | '.join(cells)} |")
         print(f"misses at {rp.max_context_tokens} tokens by cause: {res['miss_causes']}")
+        nd = res["named_docs"]  # type: ignore[index]
+        print(f"named a document: {nd['naming']} of {nd['with_gold_doc']} questions with a gold document, "
+              f"the gold one among them in {nd['gold_named']}")
+        ours = res["results"]["treerag"]  # type: ignore[index]
+        if "gold_page_recall" in next(iter(ours.values())):
+            print("treerag gold-page recall: "
+                  + ", ".join(f"{b}: {m['gold_page_recall']:.2f}" for b, m in ours.items()))
+    if args.modes:
+        report["by_mode"] = compare_modes(args, retriever, rp, nodes, budgets)
     cache.close()
     out = Path(args.out or ROOT / f"bench/results/retrieval{'_plan' if args.plan else ''}.json")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -120,16 +120,34 @@ def test_long_paragraph_gets_windows_besides_itself_and_a_window_is_found_first(
     assert "d:sec1:p1:s9" in ids[top] and len(ids[top]) < len(body)
 
 
-def test_doc_prior_boosts_the_named_paper_only_when_asked(tmp_path):
+def test_named_docs_come_from_the_cards_stored_with_the_index(tmp_path):
     ix, _, _ = small_index(tmp_path)
-    # 'GPU' alone is one profile word: no document is named
-    assert ix.named_docs("GPU power") == set()
-    # surname + year name doc a; title word + surname + year, doc b
-    assert ix.named_docs("In the 2024 paper by Lovelace, what power?") == {"a"}
-    assert ix.named_docs("the Energy study by Hopper (2021)") == {"b"}
+    assert (tmp_path / "doc_cards.json").exists()
+    assert ix.named_docs("GPU power") == []  # one title word names nothing
+    assert [d.doc_id for d in ix.named_docs("In the 2024 paper by Lovelace, what power?")] == ["a"]
+    assert [d.doc_id for d in ix.named_docs("the Energy study by Hopper (2021)")] == ["b"]
+
+
+def test_doc_weights_prior_and_filter_in_both_lists(tmp_path):
+    ix, vecs, _ = small_index(tmp_path)
     plain = ix.keyword("electricity of the 2024 Lovelace GPU", 3)
-    boosted = ix.keyword("electricity of the 2024 Lovelace GPU", 3, doc_prior=1.0)
+    boosted = ix.keyword("electricity of the 2024 Lovelace GPU", 3, doc_weights={"a": 2.0})
     assert [n for n, _ in boosted][0] == ["a:sec1:p1"]
     a_plain = dict((n[0], s) for n, s in plain)["a:sec1:p1"]
     assert dict((n[0], s) for n, s in boosted)["a:sec1:p1"] == pytest.approx(2 * a_plain)
-    assert ix.keyword("GPU", 3, doc_prior=1.0) == ix.keyword("GPU", 3)  # nothing named: plain BM25
+    only_b = ix.keyword("electricity of the 2024 Lovelace GPU", 3, doc_weights={"b": 1.0}, only_docs=True)
+    assert {n[0] for n, _ in only_b} == {"b:sec1:p1"}
+    assert ix.keyword("GPU", 3, doc_weights={}, only_docs=True) == []  # filtered to no document: nothing
+    assert ix.keyword("GPU", 3, doc_weights={}) == ix.keyword("GPU", 3)  # no weights: plain BM25
+    # dense: b's vector queried with a filter to a finds only a's nodes; a prior reorders
+    hits = ix.dense(vecs[4], 4, doc_weights={"a": 1.0}, only_docs=True)[0]
+    assert hits and all(n.startswith("a:") for n, _ in hits)
+    prior = ix.dense(vecs[4], 4, doc_weights={"a": 100.0})[0]
+    plain_dense = ix.dense(vecs[4], 4)[0]
+    assert plain_dense[0][0].startswith("b:")
+    a_sim = dict(plain_dense)["a:sec1:p1"]
+    assert a_sim > 0 and prior[0] == ("a:sec1:p1", pytest.approx(100 * a_sim, rel=1e-5))
+    lance = ix._dense_lance(vecs[[4]], 4, ("sentence", "paragraph"), False, {"a": 1.0}, True)[0]
+    assert {n for n, _ in lance} == {n for n, _ in hits}
+    lance_prior = ix._dense_lance(vecs[[4]], 4, ("sentence", "paragraph"), False, {"a": 100.0}, False)[0]
+    assert sorted(round(s, 4) for _, s in lance_prior) == sorted(round(s, 4) for _, s in prior)

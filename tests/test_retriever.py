@@ -12,10 +12,10 @@ class SpyIndex:
     def __init__(self) -> None:
         self.keyword_queries: list[str] = []
 
-    def dense(self, vecs, k, include_excluded=False):
+    def dense(self, vecs, k, include_excluded=False, **doc_focus):
         return [[("d:sec1:p2:s1", 0.5)] for _ in vecs]
 
-    def keyword(self, query, k, include_excluded=False, doc_prior=0.0):
+    def keyword(self, query, k, include_excluded=False, **doc_focus):
         self.keyword_queries.append(query)
         return [(["d:sec1:p3"], 1.0)]
 

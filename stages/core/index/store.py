@@ -7,6 +7,9 @@ Keyword: paragraphs, table rows and ~500-char sentence windows of long
 paragraphs, each tokenised together with its document's
 author surnames and year, because questions name papers by author and year
 ("the 2022 paper by Dodge et al.") and no passage says that.
+Document cards (`doc_cards.json`, stages/core/index/cards.py): what identifies each
+document (metadata row and first-page title block), from which `named_docs` decides
+the documents a question names; `dense` and `keyword` then weight or restrict to them.
 """
 from __future__ import annotations
 
@@ -19,9 +22,11 @@ import lancedb
 import numpy as np
 import polars as pl
 
+from stages.core.index.cards import NamedDoc, build_cards, read_namer, word_docs, write_cards
 from stages.core.index.keywords import KeywordIndex, tokenize
 
 TABLE = "nodes"
+CARDS = "doc_cards.json"
 SEARCH_LEVELS = ("sentence", "paragraph")
 
 
@@ -31,6 +36,7 @@ class IndexParams:
 
     ann_min_rows: int = 500_000
     bm25_window_chars: int = 500
+    card_chars: int = 300  # characters of the first page's front matter kept on each document card; 0 = none
 
 
 def doc_descriptors(metadata: pl.DataFrame) -> dict[str, str]:
@@ -46,15 +52,6 @@ def doc_descriptors(metadata: pl.DataFrame) -> dict[str, str]:
         surnames = [a.strip(" .").split()[-1] for a in authors.split(",") if a.strip(" .")]
         out[row["id"]] = " ".join([*surnames, row.get("year") or ""]).strip()
     return out
-
-
-def doc_profiles(metadata: pl.DataFrame) -> pl.DataFrame:
-    """What a question naming a paper can match, per document: its title, author surnames and
-    year (metadata.csv), tokenised; searched as a document prior, never added to every unit."""
-    desc = doc_descriptors(metadata)
-    rows = [(r["id"], tokenize(f"{r.get('title') or ''} {desc.get(r['id'], '')}")) for r in metadata.iter_rows(named=True)]
-    return pl.DataFrame({"doc_id": [r[0] for r in rows], "tokens": [r[1] for r in rows]},
-                        schema={"doc_id": pl.String, "tokens": pl.List(pl.String)})
 
 
 def excluded_mask(nodes: pl.DataFrame) -> pl.Expr:
@@ -140,10 +137,22 @@ def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFra
                          num_partitions=max(1, int(np.sqrt(table.height))), num_sub_vectors=max(1, dim // 8))
     units = bm25_units(nodes, metadata, params.bm25_window_chars)
     units.write_parquet(out_dir / "bm25_units.parquet")
-    doc_profiles(metadata).write_parquet(out_dir / "doc_profiles.parquet")
+    cards = build_cards(metadata, nodes, params.card_chars)
+    doc_tokens: dict[str, set[str]] = {}
+    for doc, toks in zip(units["doc_id"].to_list(), units["tokens"].to_list()):
+        doc_tokens.setdefault(doc, set()).update(toks)
+    write_cards(out_dir / CARDS, cards, word_docs(cards, doc_tokens), len(doc_tokens))
     info = {"model": model, "dim": dim, "rows": table.height, "ann": ann, "bm25_units": units.height}
     (out_dir / "index.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info
+
+
+def doc_weight_array(docs: np.ndarray, doc_weights: dict[str, float], only_docs: bool) -> np.ndarray:
+    """Per row, the weight of its document: `doc_weights[doc]`, else 1 (0 with `only_docs`)."""
+    out = np.full(len(docs), 0.0 if only_docs else 1.0)
+    for doc, w in doc_weights.items():
+        out[docs == doc] = w
+    return out
 
 
 class Index:
@@ -156,15 +165,16 @@ class Index:
     def __init__(self, out_dir: Path) -> None:
         self.info = json.loads((out_dir / "index.json").read_text(encoding="utf-8"))
         self._tbl = lancedb.connect(str(out_dir / "lance")).open_table(TABLE)
-        self._exact: dict[tuple[tuple[str, ...], bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._exact: dict[tuple[tuple[str, ...], bool], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if not self.info.get("ann"):
-            rows = self._tbl.to_arrow().select(["node_id", "level", "excluded", "vector"])
+            rows = self._tbl.to_arrow().select(["node_id", "level", "doc_id", "excluded", "vector"])
             mat = np.asarray(rows["vector"].combine_chunks().flatten().to_numpy(), dtype=np.float32)
             mat = mat.reshape(rows.num_rows, -1)
             norms = np.linalg.norm(mat, axis=1, keepdims=True)
             self._mat = mat / np.where(norms == 0, 1.0, norms)
             self._ids = np.asarray(rows["node_id"].to_pylist(), dtype=object)
             self._levels = np.asarray(rows["level"].to_pylist(), dtype=object)
+            self._docs = np.asarray(rows["doc_id"].to_pylist(), dtype=object)
             self._excluded = np.asarray(rows["excluded"].to_pylist(), dtype=bool)
         units = pl.read_parquet(out_dir / "bm25_units.parquet")
         self.units = units
@@ -179,37 +189,44 @@ class Index:
             excl: np.asarray(units.filter(~pl.col("excluded") | pl.lit(excl))["doc_id"].to_list(), dtype=object)
             for excl in (False, True)
         }
-        prof_path = out_dir / "doc_profiles.parquet"
-        prof = pl.read_parquet(prof_path) if prof_path.exists() else pl.DataFrame(
-            {"doc_id": [], "tokens": []}, schema={"doc_id": pl.String, "tokens": pl.List(pl.String)})
-        self._profile_docs = prof["doc_id"].to_list()
-        self._profiles = KeywordIndex(prof["tokens"].to_list())
+        self.namer = read_namer(out_dir / CARDS)
 
     def dense(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...] = SEARCH_LEVELS,
-              include_excluded: bool = False) -> list[list[tuple[str, float]]]:
-        """Per query vector, the top-k (node_id, cosine similarity) among `levels`."""
+              include_excluded: bool = False, doc_weights: dict[str, float] | None = None,
+              only_docs: bool = False) -> list[list[tuple[str, float]]]:
+        """Per query vector, the top-k (node_id, cosine similarity) among `levels`. With
+        `doc_weights`, a positive similarity of a node of one of those documents counts
+        times its weight (a prior); with `only_docs` too, only those documents are searched."""
         qvecs = np.atleast_2d(np.asarray(qvecs, dtype=np.float32))
         if self.info.get("ann"):
-            return self._dense_lance(qvecs, k, levels, include_excluded)
-        return self._dense_exact(qvecs, k, levels, include_excluded)
+            return self._dense_lance(qvecs, k, levels, include_excluded, doc_weights, only_docs)
+        return self._dense_exact(qvecs, k, levels, include_excluded, doc_weights, only_docs)
 
-    def _subset(self, levels: tuple[str, ...], include_excluded: bool) -> tuple[np.ndarray, np.ndarray]:
-        """The searchable rows (matrix, ids) for a level filter, built once per filter."""
+    def _subset(self, levels: tuple[str, ...], include_excluded: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The searchable rows (matrix, ids, doc ids) for a level filter, built once per filter."""
         key = (tuple(levels), include_excluded)
         if key not in self._exact:
             keep = np.isin(self._levels, list(levels))
             if not include_excluded:
                 keep &= ~self._excluded
-            self._exact[key] = (np.ascontiguousarray(self._mat[keep]), self._ids[keep])
+            self._exact[key] = (np.ascontiguousarray(self._mat[keep]), self._ids[keep], self._docs[keep])
         return self._exact[key]
 
-    def _dense_exact(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...],
-                     include_excluded: bool) -> list[list[tuple[str, float]]]:
-        mat, ids = self._subset(levels, include_excluded)
+    def _dense_exact(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...], include_excluded: bool,
+                     doc_weights: dict[str, float] | None = None,
+                     only_docs: bool = False) -> list[list[tuple[str, float]]]:
+        mat, ids, docs = self._subset(levels, include_excluded)
+        if doc_weights is not None:
+            weight = doc_weight_array(docs, doc_weights, only_docs).astype(np.float32)
+            if only_docs:
+                keep = weight > 0
+                mat, ids, weight = mat[keep], ids[keep], weight[keep]
         if len(ids) == 0:
             return [[] for _ in qvecs]
         norms = np.linalg.norm(qvecs, axis=1, keepdims=True)
         sims = (qvecs / np.where(norms == 0, 1.0, norms)) @ mat.T
+        if doc_weights is not None:
+            sims = np.where(sims > 0, sims * weight, sims)
         k = min(k, len(ids))
         out = []
         for row in sims:
@@ -220,62 +237,60 @@ class Index:
             out.append([(ids[i], float(row[i])) for i in top])
         return out
 
-    def _dense_lance(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...],
-                     include_excluded: bool) -> list[list[tuple[str, float]]]:
+    def _dense_lance(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...], include_excluded: bool,
+                     doc_weights: dict[str, float] | None = None,
+                     only_docs: bool = False) -> list[list[tuple[str, float]]]:
         """ANN search in Lance; all queries in one batched search (several times
-        faster than one search per query)."""
+        faster than one search per query). A document prior searches the named documents
+        apart and merges the two lists by weighted similarity."""
         where = "level IN (" + ",".join(f"'{lv}'" for lv in levels) + ")"
         if not include_excluded:
             where += " AND NOT excluded"
+        if doc_weights is None:
+            return [[(n, sim) for n, sim, _ in hits] for hits in self._lance_search(qvecs, k, where)]
+        named = "doc_id IN (" + ",".join("'" + d.replace("'", "''") + "'" for d in doc_weights) + ")"
+        hits = self._lance_search(qvecs, k, f"{where} AND {named}") if doc_weights else [[] for _ in qvecs]
+        if only_docs:
+            return [[(n, sim * doc_weights[d] if sim > 0 else sim) for n, sim, d in h] for h in hits]
+        out = []
+        for named_hits, all_hits in zip(hits, self._lance_search(qvecs, k, where)):
+            best = {n: sim * doc_weights.get(d, 1.0) if sim > 0 else sim for n, sim, d in [*named_hits, *all_hits]}
+            out.append(sorted(best.items(), key=lambda h: -h[1])[:k])
+        return out
+
+    def _lance_search(self, qvecs: np.ndarray, k: int, where: str) -> list[list[tuple[str, float, str]]]:
+        """Per query, the top-k (node_id, cosine similarity, doc_id) of the rows matching `where`."""
         query = list(qvecs) if len(qvecs) > 1 else qvecs[0]
         q = (self._tbl.search(query).distance_type("cosine").where(where, prefilter=True)
              .nprobes(20).refine_factor(10))
-        rows = q.select(["node_id", "_distance"]).limit(k).to_arrow()
+        rows = q.select(["node_id", "doc_id", "_distance"]).limit(k).to_arrow()
         qi = rows["query_index"].to_pylist() if "query_index" in rows.column_names else [0] * rows.num_rows
-        out: list[list[tuple[str, float]]] = [[] for _ in range(len(qvecs))]
-        for i, n, d in zip(qi, rows["node_id"].to_pylist(), rows["_distance"].to_pylist()):
-            out[i].append((n, 1.0 - float(d)))
+        out: list[list[tuple[str, float, str]]] = [[] for _ in range(len(qvecs))]
+        for i, n, d, doc in zip(qi, rows["node_id"].to_pylist(), rows["_distance"].to_pylist(),
+                                rows["doc_id"].to_pylist()):
+            out[i].append((n, 1.0 - float(d), doc))
         for hits in out:
             hits.sort(key=lambda h: -h[1])
         return out
 
-    def named_docs(self, query: str, min_share: float = 0.6) -> set[str]:
-        """Documents the question names (title words, author surnames, year): those whose
-        profile scores at least `min_share` of the best, when the best matches two or more
-        profile words ('the 2022 paper by Dodge et al.', 'the Power Hungry Processing study')."""
-        toks = tokenize(query)
-        if not self._profile_docs or not toks:
-            return set()
-        scores = self._profiles.scores(toks)
-        best = int(np.argmax(scores))
-        prof = self._profiles_tokens()[best]
-        if scores[best] <= 0 or len(set(toks) & prof) < 2:
-            return set()
-        return {d for d, s in zip(self._profile_docs, scores) if s >= min_share * scores[best]}
+    def named_docs(self, question: str, share: float = 0.75) -> list[NamedDoc]:
+        """The documents a question names (authors, title, metadata names, title block, narrowed
+        by fiscal period and document type), best first, from the index's document cards."""
+        return self.namer.name(question, share)
 
-    def _profiles_tokens(self) -> list[set[str]]:
-        if not hasattr(self, "_prof_sets"):
-            vocab = {i: w for w, i in self._profiles._vocab.items()}
-            w = self._profiles._weights
-            self._prof_sets = [set() for _ in self._profile_docs]
-            if w is not None:
-                coo = w.tocoo()
-                for r, c in zip(coo.row, coo.col):
-                    self._prof_sets[r].add(vocab[c])
-        return self._prof_sets
-
-    def keyword(self, query: str, k: int, include_excluded: bool = False,
-                doc_prior: float = 0.0) -> list[tuple[list[str], float]]:
-        """Top-k (node ids, BM25 score) over paragraphs, table rows and sentence windows; with
-        `doc_prior` > 0 the units of the documents the question names score (1 + doc_prior) times."""
+    def keyword(self, query: str, k: int, include_excluded: bool = False, doc_weights: dict[str, float] | None = None,
+                only_docs: bool = False) -> list[tuple[list[str], float]]:
+        """Top-k (node ids, BM25 score) over paragraphs, table rows and sentence windows. With
+        `doc_weights` the units of those documents score times their weight (a prior); with
+        `only_docs` too, only their units are searched."""
         ids = self._unit_ids[include_excluded]
         kw = self._kw[include_excluded]
-        if doc_prior <= 0:
-            return [(ids[i], s) for i, s in kw.search(tokenize(query), k)]
-        named = self.named_docs(query)
         toks = tokenize(query)
-        if not named or not toks or k <= 0:
+        if doc_weights is None:
             return [(ids[i], s) for i, s in kw.search(toks, k)]
-        scores = kw.scores(toks) * np.where(np.isin(self._unit_docs[include_excluded], list(named)), 1 + doc_prior, 1.0)
+        if not toks or k <= 0:
+            return []
+        docs = self._unit_docs[include_excluded]
+        scores = kw.scores(toks) * doc_weight_array(docs, doc_weights, only_docs)
         top = np.argsort(-scores, kind="stable")[:k]
         return [(ids[i], float(scores[i])) for i in top if scores[i] > 0]

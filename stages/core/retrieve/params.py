@@ -21,7 +21,11 @@ class RetrieveParams:
     rrf_k: int = 60
     bm25_weight: float = 2.0  # rrf: weight of the BM25 list relative to the dense list
     bm25_query: Literal["question", "all"] = "question"  # what BM25 searches: the question, or all queries joined
-    doc_prior: float = 0.0  # BM25 units of the documents the question names (title, authors, year) score x(1+this)
+    # search the documents a question names first: none | prior | filter ("none", not "off": YAML reads off as false)
+    named_docs: Literal["none", "prior", "filter"] = "none"
+    doc_prior: float = 1.0  # named_docs=prior: units of a named document score x(1 + doc_prior * confidence)
+    doc_share: float = 0.75  # a document is named when its naming score is at least this share of the best
+    doc_filter_min: int = 3  # named_docs=filter: fewer BM25 hits in the named documents -> the whole corpus
     unit_boost: float = 0.5  # units with a number in the question's answer unit score x(1+this); 0 = off
     table_blocks: bool = False  # rows of one table in the context share one block (caption and header once)
     top_k_final: int = 16
@@ -39,6 +43,10 @@ class RetrieveParams:
             raise ParamError("params.yaml: retrieve.siblings and retrieve.bm25_k must be >= 0")
         if self.doc_prior < 0 or self.unit_boost < 0:
             raise ParamError("params.yaml: retrieve.doc_prior and retrieve.unit_boost must be >= 0")
+        if not 0.0 < self.doc_share <= 1.0:
+            raise ParamError(f"params.yaml: retrieve.doc_share={self.doc_share} must be within (0, 1]")
+        if self.doc_filter_min < 0:
+            raise ParamError("params.yaml: retrieve.doc_filter_min must be >= 0")
         if self.chars_per_token <= 0:
             raise ParamError("params.yaml: retrieve.chars_per_token must be > 0")
 

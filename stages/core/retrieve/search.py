@@ -37,17 +37,37 @@ class Retriever:
         """Embed every question's queries in batches up front: one MiniLM call costs
         ~65 ms of fixed overhead on this CPU, so per-question embedding would dominate
         search (~5 ms); afterwards `retrieve` finds its query vectors in the cache."""
-        embed_texts(queries, self.embedder, self.cache, desc="embed queries")
+        embed_texts(queries, self.embedder, self.cache, desc="retrieve: embed queries")
+
+    def doc_focus(self, question: str, p: RetrieveParams) -> tuple[dict[str, float] | None, bool]:
+        """(document weights, search only them) for `retrieve.named_docs`: none -> (None, False);
+        prior -> each named document weighs 1 + doc_prior x its naming confidence; filter -> only
+        the named documents (None when the question names none)."""
+        if p.named_docs == "none":
+            return None, False
+        named = self.index.named_docs(question, p.doc_share)
+        if not named:
+            return None, False
+        if p.named_docs == "filter":
+            return {d.doc_id: 1.0 for d in named}, True
+        return {d.doc_id: 1.0 + p.doc_prior * d.confidence for d in named}, False
 
     def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None) -> list[RetrievedUnit]:
         """Context units for one question's queries (query 0 is the question); `answer_unit`
         (the questions file's column) lets `retrieve.unit_boost` prefer units stating it."""
         vecs, _ = embed_texts(queries, self.embedder, self.cache, progress=False)
         incl = not p.exclude_references
-        dense = self.index.dense(vecs, p.top_k, include_excluded=incl)
         kw_query = queries[0] if p.bm25_query == "question" else " ".join(queries)
-        keyword = (self.index.keyword(kw_query, p.bm25_k, include_excluded=incl, doc_prior=p.doc_prior)
+        weights, only = self.doc_focus(queries[0], p)
+        keyword = (self.index.keyword(kw_query, p.bm25_k, include_excluded=incl, doc_weights=weights, only_docs=only)
                    if p.bm25_k else [])
+        if only and p.bm25_k and len(keyword) < p.doc_filter_min:  # the named documents yield too little
+            weights, only = None, False
+            keyword = self.index.keyword(kw_query, p.bm25_k, include_excluded=incl)
+        if weights is None:
+            dense = self.index.dense(vecs, p.top_k, include_excluded=incl)
+        else:
+            dense = self.index.dense(vecs, p.top_k, include_excluded=incl, doc_weights=weights, only_docs=only)
         return build_context(self.tree, dense, keyword, p, answer_unit)
 
 
@@ -75,7 +95,8 @@ def retrieve_all(retriever: Retriever, queries_of: dict[str, list[str]], p: Retr
     retriever.prepare([x for qs in queries_of.values() for x in qs])
     rows: list[dict[str, object]] = []
     retry_rows: list[dict[str, object]] = []
-    for qid, qs in tqdm(queries_of.items(), total=len(queries_of), desc="retrieve", unit="q", disable=not progress):
+    for qid, qs in tqdm(queries_of.items(), total=len(queries_of), desc="retrieve: questions", unit="q",
+                        disable=not progress):
         attempts = retrieve_attempts(retriever, qs, p, max_retries, retry_k_factor, (units_of or {}).get(qid))
         rows += context_rows(qid, 0, attempts[0])
         for attempt, units in enumerate(attempts[1:], start=1):
