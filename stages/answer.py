@@ -15,8 +15,9 @@ from pathlib import Path
 import polars as pl
 
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
+from stages.core.answer.images import answer_contexts, figure_llm
 from stages.core.answer.params import AnswerParams, EnsembleParams
-from stages.core.answer.record import ContextBlock, context_blocks
+from stages.core.answer.record import ContextBlock
 from stages.core.answer.voting import VoteParams
 from stages.core.common.artifacts import read_parquet, write_parquet
 from stages.core.common.cli import run
@@ -28,10 +29,11 @@ from stages.core.llm.session import llm_session
 OUT_DIR = Path("artifacts/answers")
 
 
-def load_contexts() -> dict[str, list[list[ContextBlock]]]:
-    """question_id -> [attempt 0 blocks, attempt 1 blocks, ...]."""
-    return context_blocks(pl.concat([read_parquet("artifacts/retrieve/contexts.parquet", "retrieve"),
-                                     read_parquet("artifacts/retrieve/retry_contexts.parquet", "retrieve")]))
+def load_contexts(ap: AnswerParams) -> dict[str, list[list[ContextBlock]]]:
+    """question_id -> [attempt 0 blocks, attempt 1 blocks, ...]; with a vision endpoint, figures carry their PNG."""
+    frame = pl.concat([read_parquet("artifacts/retrieve/contexts.parquet", "retrieve"),
+                       read_parquet("artifacts/retrieve/retry_contexts.parquet", "retrieve")])
+    return answer_contexts(frame, ap.vision)
 
 
 def main() -> None:
@@ -40,9 +42,10 @@ def main() -> None:
     ens = section(EnsembleParams, "ensemble", params)
     questions = read_questions(params["data"]["questions"])
     corpus_ids = set(read_metadata(params["data"]["metadata"])["id"].to_list())
-    contexts = load_contexts()
+    contexts = load_contexts(ap)
     llm_params = section(LLMParams, "llm", params)
-    with llm_session(llm_params) as llm:
+    # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)
+    with llm_session(llm_params) as text_llm, figure_llm(text_llm, ap.vision, llm_params, contexts) as llm:
         rows = answer_members(llm, llm_params.model, questions, contexts, ap, ens, corpus_ids,
                               vote=section(VoteParams, "vote", params))
         for i, member in enumerate(rows):

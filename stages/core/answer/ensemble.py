@@ -14,7 +14,7 @@ import polars as pl
 from tqdm import tqdm
 
 from stages.core.answer.free_reader import answer_question
-from stages.core.answer.kinds import question_kind
+from stages.core.answer.kinds import question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock
 from stages.core.answer.typed_answer import (
@@ -24,7 +24,6 @@ from stages.core.answer.typed_answer import (
 )
 from stages.core.answer.voting import VoteParams, vote_decided
 from stages.core.common.concurrency import ordered_map
-from stages.core.common.values import BLANK
 from stages.core.llm.protocol import LLM
 
 
@@ -78,7 +77,10 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     qs = list(questions.iter_rows(named=True))
     # free reader: one task per (question, member); typed reader: one task per question, whose
     # members run attempt-major so that they share the server's cached prompt
-    kinds = {q["id"]: question_kind(q["question"], q.get("answer_unit") or BLANK) for q in qs}
+    # kind and unit per question: the questions file's unit, or inferred from the question (answer.infer_unit)
+    types = {q["id"]: question_type(q["question"], q.get("answer_unit"), params.infer_unit, params.unit_words)
+             for q in qs}
+    kinds = {qid: t.kind for qid, t in types.items()}
     typed = {qid: setup is not None and kind in params.typed_kinds for qid, kind in kinds.items()}
     early = ensemble.early_stop and ensemble.n > 1
     vote = vote or VoteParams()
@@ -110,7 +112,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
 
     def answer_task(task: tuple[dict[str, Any], list[int]]) -> list[dict[str, Any]]:
         q, members = task
-        unit = q.get("answer_unit") or BLANK
+        unit = types[q["id"]].unit
         ctx = contexts.get(q["id"], [[]])
         greedy: dict[str, Any] = {}  # this question's greedy requests -> replies, shared across ask() calls
 
@@ -124,7 +126,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
                     [TypedMember(v, ensemble.seed + i if (t := member_setting(ensemble.temperatures, i, params.temperature))
                                  else ensemble.seed, t, member_setting(ensemble.number_formats, i, ""),
                                  tuple(member_setting(ensemble.extra_demo_kinds, i, [])))
-                     for v, i in zip(views, idx, strict=True)], params, setup, greedy)
+                     for v, i in zip(views, idx, strict=True)], params, setup, greedy, types[q["id"]].kind)
             return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
                     for v, i in zip(views, idx, strict=True)]
 

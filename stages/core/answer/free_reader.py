@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from stages.core.answer.images import with_figures
 from stages.core.answer.kinds import TRUE_FALSE
 from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import AnswerParams
@@ -183,7 +184,8 @@ def answer_question(
     for attempt, blocks in enumerate(contexts[: params.max_retries + 1]):
         doc_ids = list(dict.fromkeys(b.doc_id for b in blocks))
         reply = llm.complete(
-            build_messages(question, unit, blocks, params.context_first, params.corpus),
+            with_figures(build_messages(question, unit, blocks, params.context_first, params.corpus), blocks,
+                         params.vision),  # figures' pixels only with a vision endpoint
             temperature=params.temperature,
             seed=seed,
             max_tokens=params.max_tokens,

@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from stages.core.answer.kinds import KINDS
+from stages.core.answer.kinds import INFER_UNIT, KINDS
 from stages.core.common.corpus import CorpusParams, corpus_field
+from stages.core.common.vision import VisionParams, vision_field
 
 NumberFormat = Literal["json", "text", "expression"]
 NUMBER_FORMATS = ("json", "text", "expression")
@@ -28,7 +29,14 @@ class AnswerParams:
     # "" = number_format (measured: expression +0.006 on dev 179, train unchanged; docs/reader.md)
     compute_format: str = "expression"
     # question kinds the typed reader answers; the others keep the free reader
-    typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text"])
+    typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text", "explain"])
+    # where the kind and unit come from the question alone (kinds.question_type): auto = where the questions
+    # file gives no unit (no answer_unit column or a blank cell) | always = every question | never = the file's unit
+    infer_unit: str = "auto"
+    unit_words: dict[str, str] = field(default_factory=dict)  # more unit words for the inference: "eps" -> "USD"
+    explain_max_chars: int = 300  # the explain kind's answer: a sentence or two, at most this long
+    explain_min_words: int = 4  # an explanation with fewer words is no answer (retried, else blank)
+    explain_max_tokens: int = 160  # the explain kind's max_tokens (a reply of explain_max_chars and pointers)
     retry_ungrounded: bool = False  # an ungrounded answer is retried with the wider context
     # never: the schema has no null, so the model always answers | model: blank when it says null |
     # ungrounded: also blank when the answer is not found in the context
@@ -44,6 +52,7 @@ class AnswerParams:
     demo_kinds: list[str] = field(default_factory=lambda: ["true_false", "range", "text"])
     demo_file: str = "data/wattbot/dev_QA.csv"
     corpus: CorpusParams = corpus_field()  # the `corpus:` section (section() fills it from there)
+    vision: VisionParams = vision_field()  # the `vision:` section: figures' pixels to a vision model (images.py)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
@@ -53,8 +62,7 @@ class AnswerParams:
         for name, kinds in (("typed_kinds", self.typed_kinds), ("demo_kinds", self.demo_kinds)):
             bad = [k for k in kinds if k not in KINDS]
             if bad:
-                raise ParamError(f"params.yaml: answer.{name} has unknown kinds {bad}: use true_false, numeric, "
-                                 "range, text")
+                raise ParamError(f"params.yaml: answer.{name} has unknown kinds {bad}: use {', '.join(KINDS)}")
         if self.number_format not in NUMBER_FORMATS:
             raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text or "
                              "expression")
@@ -63,6 +71,17 @@ class AnswerParams:
                              "text or expression")
         if self.abstain not in ("never", "model", "ungrounded"):
             raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be never, model or ungrounded")
+        if self.infer_unit not in INFER_UNIT:
+            raise ParamError(f"params.yaml: answer.infer_unit={self.infer_unit!r} must be auto, always or never")
+        self.unit_words = {} if self.unit_words is None else self.unit_words
+        if not isinstance(self.unit_words, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and k.strip() and v.strip()
+                for k, v in self.unit_words.items()):
+            raise ParamError(f"params.yaml: answer.unit_words={self.unit_words!r} must map unit words to units "
+                             "(non-empty strings), e.g. {eps: USD}")
+        if self.explain_max_chars < 20 or self.explain_min_words < 1 or self.explain_max_tokens < 16:
+            raise ParamError("params.yaml: answer.explain_max_chars must be >= 20, answer.explain_min_words >= 1 "
+                             "and answer.explain_max_tokens >= 16")
         if self.max_retries < 0:
             raise ParamError("params.yaml: answer.max_retries must be >= 0")
         if self.retry_k_factor < 1.0:

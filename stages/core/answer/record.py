@@ -39,6 +39,7 @@ class ContextBlock:
     doc_id: str
     text: str
     media: str | None = None  # "table" | "image" for the Referenced media part
+    image: str | None = None  # a figure's PNG (artifacts/extract/images/), sent with the question (images.py)
 
 
 def context_levels(contexts: pl.DataFrame | None) -> dict[str, list[list[dict[str, Any]]]]:

@@ -1,7 +1,8 @@
 """The Kaggle submission table: exactly the WattBot columns.
 
 Blank answers write the literal `is_blank` in every answer field; ref_id and
-ref_url as `['a','b']`; the answer unit always comes from the questions file.
+ref_url as `['a','b']`; the answer unit comes from the questions file (where it has none, from the
+answer: the unit the answer stage inferred from the question).
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def build_submission(questions: pl.DataFrame, answers: Sequence[Answer], urls: d
     rows = []
     for q in questions.iter_rows(named=True):
         a = by_id.get(q["id"]) or Answer(q["id"])
-        unit = (q.get("answer_unit") or "").strip() or BLANK
+        # the questions file's unit; where it gives none, the unit the answer stage inferred (answer.infer_unit)
+        unit = (q.get("answer_unit") or "").strip() or (a.answer_unit or "").strip() or BLANK
         if a.is_blank:
             rows.append({"id": q["id"], "question": q["question"], "answer": BLANK, "answer_value": BLANK,
                          "answer_unit": unit, "ref_id": BLANK, "ref_url": BLANK, "supporting_materials": BLANK,

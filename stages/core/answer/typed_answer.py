@@ -14,7 +14,8 @@ from typing import Any
 
 from stages.core.answer import typed_reader as reader
 from stages.core.answer.demos import demo_messages
-from stages.core.answer.kinds import asks_to_compute, question_kind
+from stages.core.answer.images import with_figures
+from stages.core.answer.kinds import Kind, asks_to_compute, question_kind
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock, add_cost
 from stages.core.answer.table_records import table_records
@@ -55,20 +56,23 @@ def typed_prefixes(params: AnswerParams) -> TypedSetup:
 
 def typed_units(blocks: Sequence[ContextBlock], params: AnswerParams) -> list[ContextBlock]:
     """A context level as the typed reader numbers and shows it (tables as records with answer.table_records)."""
-    return [ContextBlock(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media) for b in blocks]
+    return [ContextBlock(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media, b.image)
+            for b in blocks]
 
 
-def number_format_for(question: str, unit: str, params: AnswerParams, member_format: str = "") -> str:
-    """The number format a member's prompt asks for (answer.compute_format for a question asking to compute)."""
-    kind = question_kind(question, unit)
+def number_format_for(question: str, unit: str, params: AnswerParams, member_format: str = "",
+                      kind: Kind | None = None) -> str:
+    """The number format a member's prompt asks for (answer.compute_format for a question asking to compute);
+    ``kind``: the question's kind when inferred (kinds.question_type), else from ``unit``."""
+    kind = kind or question_kind(question, unit)
     computes = kind == "numeric" and bool(params.compute_format) and asks_to_compute(question)
     return params.compute_format if computes else (member_format or params.number_format)
 
 
 def typed_user_message(question: str, unit: str, units: Sequence[ContextBlock], params: AnswerParams,
-                       number_format: str) -> str:
+                       number_format: str, kind: Kind | None = None) -> str:
     """The user message of a typed-reader call over `units` (already as `typed_units` shows them)."""
-    return reader.user_message(question, unit, question_kind(question, unit), units, number_format,
+    return reader.user_message(question, unit, kind or question_kind(question, unit), units, number_format,
                                params.quote_first)
 
 
@@ -100,7 +104,7 @@ class TypedMember:
 
 def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, members: Sequence[TypedMember],
                           params: AnswerParams, setup: TypedSetup,
-                          greedy: dict[str, Any] | None = None) -> list[AnswerOutcome]:
+                          greedy: dict[str, Any] | None = None, kind: Kind | None = None) -> list[AnswerOutcome]:
     """Every member's typed answer to one question (stages/core/reader.py).
 
     Attempt-major: all members ask with context level 0 before any retries with level 1,
@@ -110,13 +114,16 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     the first non-blank one. A greedy (temperature 0) member whose request is exactly an earlier
     member's at the same level (same view, prefix and format) shares that member's reply instead of
     asking again: the seed does not change a greedy reply. ``greedy`` (request -> reply) carries
-    those replies over from an earlier call for other members of the same question.
+    those replies over from an earlier call for other members of the same question. ``kind``: the
+    question's kind when inferred (kinds.question_type; ``unit`` is then the inferred unit), else
+    from ``unit``.
     """
-    kind = question_kind(question, unit)
+    kind = kind or question_kind(question, unit)
+    explain = kind == "explain"
     # True/False calls always ask for log-probabilities: the sampled and the calibrated answer then
     # come from the same (cached) call, so tf_logprobs can be switched without new calls
     tf = kind == "true_false"
-    formats = [number_format_for(question, unit, params, m.number_format) for m in members]
+    formats = [number_format_for(question, unit, params, m.number_format, kind) for m in members]
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
     readings: list[list[tuple[reader.Reading, list[ContextBlock], int]]] = [[] for _ in members]
@@ -127,14 +134,17 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             if done[m] or level >= len(member.levels) or not member.levels[level]:
                 continue
             units = typed_units(member.levels[level], params)
-            msg = typed_user_message(question, unit, units, params, formats[m])
+            msg = typed_user_message(question, unit, units, params, formats[m], kind)
             messages = [*setup.prefix_for(kind, member.extra_demo_kinds), {"role": "user", "content": msg}]
+            messages = with_figures(messages, units, params.vision)  # figures' pixels only with a vision endpoint
             response_format = reader.response_format(kind, len(units), number_format=formats[m],
-                                                     allow_null=params.abstain != "never", quote=params.quote_first)
+                                                     allow_null=params.abstain != "never", quote=params.quote_first,
+                                                     **({"explain_chars": params.explain_max_chars} if explain else {}))
             key = json.dumps([messages, response_format], sort_keys=True) if member.temperature == 0 else ""
             shared = key in greedy
             reply = greedy[key] if shared else llm.complete(
-                messages, temperature=member.temperature, seed=member.seed, max_tokens=params.max_tokens,
+                messages, temperature=member.temperature, seed=member.seed,
+                max_tokens=params.explain_max_tokens if explain else params.max_tokens,
                 response_format=response_format, **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}))
             if key:
                 greedy[key] = reply
@@ -147,7 +157,9 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                 probs = reader.answer_token_probs(reply.token_logprobs)
                 true_prob = reader.calibrated_true_prob(probs, setup.tf_prior) if probs else None
             reading = reader.read_reply(kind, unit, data, units, true_prob, restate_numbers=params.restate_numbers,
-                                        narrow_pointers=params.narrow_pointers)
+                                        narrow_pointers=params.narrow_pointers,
+                                        explain_min_words=params.explain_min_words,
+                                        explain_chars=params.explain_max_chars)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = reading.grounded or not params.retry_ungrounded

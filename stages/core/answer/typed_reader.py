@@ -38,6 +38,8 @@ EXPRESSION_PATTERN = r"^[0-9][0-9.eE+*/() -]{0,59}$"
 NUMBER_PATTERN = r"^-?[0-9][0-9,]{0,15}(\.[0-9]{1,8})?( (thousand|million|billion|trillion))?$"
 NUMBER_RE = re.compile(NUMBER_PATTERN[1:-1])
 MAX_TEXT_CHARS = 100
+EXPLAIN_MAX_CHARS = 300  # answer.explain_max_chars: the explain kind's sentence or two
+EXPLAIN_MIN_WORDS = 4  # answer.explain_min_words: fewer words are no explanation
 QUOTE_CHARS = 120  # answer.quote_first: the words of the pointed unit that state the answer
 MAX_POINTERS = 3
 
@@ -58,9 +60,10 @@ def _nullable(schema: dict[str, Any], allow_null: bool) -> dict[str, Any]:
 
 
 def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
-                 allow_null: bool = True, quote: bool = False) -> dict[str, Any]:
+                 allow_null: bool = True, quote: bool = False,
+                 explain_chars: int = EXPLAIN_MAX_CHARS) -> dict[str, Any]:
     """The JSON schema for a reply of this kind: unit pointers first, then (``quote``) the words
-    that state the answer, then the typed answer."""
+    that state the answer, then the typed answer (an explanation: at most ``explain_chars``)."""
     units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
                              "maxItems": MAX_POINTERS}
     answer: dict[str, dict[str, Any]]
@@ -73,6 +76,8 @@ def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "jso
         answer = {"low": _nullable({"type": "number"}, allow_null), "high": _nullable({"type": "number"}, allow_null)}
     elif kind == "true_false":
         answer = {"answer": {"type": "boolean"}}
+    elif kind == "explain":
+        answer = {"answer": _nullable({"type": "string", "maxLength": explain_chars}, allow_null)}
     else:
         answer = {"answer": _nullable({"type": "string", "maxLength": MAX_TEXT_CHARS}, allow_null)}
     said = {"quote": {"type": "string", "maxLength": QUOTE_CHARS}} if quote else {}
@@ -81,11 +86,13 @@ def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "jso
 
 
 def response_format(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
-                    allow_null: bool = True, quote: bool = False) -> dict[str, Any]:
+                    allow_null: bool = True, quote: bool = False,
+                 explain_chars: int = EXPLAIN_MAX_CHARS) -> dict[str, Any]:
     """The OpenAI-style response_format carrying `reply_schema`."""
     return {"type": "json_schema", "json_schema": {
         "name": f"answer_{kind}", "strict": True,
-        "schema": reply_schema(kind, n_units, number_format=number_format, allow_null=allow_null, quote=quote)}}
+        "schema": reply_schema(kind, n_units, number_format=number_format, allow_null=allow_null, quote=quote,
+                               explain_chars=explain_chars)}}
 
 
 def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat, quote: bool = False) -> str:
@@ -99,8 +106,13 @@ def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
         return 'Reply {"units": [...], "answer": true or false}.'
     if kind == "text":
         return 'Reply {"units": [...], "answer": the name or short phrase, copied from the units}.'
+    if kind == "explain":
+        return ('Reply {"units": [...], "answer": one or two full sentences that answer the question '
+                'from the units}.')
     if kind == "range":
-        return f'Reply {{"units": [...], "low": number, "high": number}} in {unit}.'
+        return f'Reply {{"units": [...], "low": number, "high": number}}' + (f" in {unit}." if _has_unit(unit) else ".")
+    if not _has_unit(unit):  # a number whose unit neither the questions file nor the question names
+        return _instruction(kind, "the unit the units state", number_format)
     if number_format == "json":
         return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
     if number_format == "expression":
@@ -111,6 +123,10 @@ def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
     return f'Reply {{"units": [...], "value": "number"}}: the answer in {unit} (e.g. "11,023" or "5.6 billion").'
 
 
+
+
+def _has_unit(unit: str) -> bool:
+    return bool(unit.strip()) and unit.strip() != BLANK
 
 
 def format_units(units: Sequence[ContextBlock]) -> str:
@@ -125,7 +141,7 @@ def format_units(units: Sequence[ContextBlock]) -> str:
 def user_message(question: str, unit: str, kind: Kind, units: Sequence[ContextBlock], number_format: NumberFormat,
                  quote: bool = False) -> str:
     """Context first (shared prefix across members), then the question and the reply format."""
-    unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") else ""
+    unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") and _has_unit(unit) else ""
     parts = [format_units(units), f"Question: {question}", unit_line,
              answer_instruction(kind, unit, number_format, quote)]
     return "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
@@ -177,9 +193,35 @@ def _grounded_value(v: float, evidence: str, unit: str, operands: Sequence[float
     return False
 
 
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def explanation(text: Any, units: Sequence[ContextBlock], min_words: int = EXPLAIN_MIN_WORDS,
+                max_chars: int = EXPLAIN_MAX_CHARS) -> str | None:
+    """An explain-kind reply as the answer, or None when it is no answer: not a string, fewer
+    than ``min_words`` words (a stray token such as "G", "}", "]12.8%" or "time"), only
+    punctuation and digits, or just the name of a context document. A reply cut at
+    ``max_chars`` keeps its whole sentences."""
+    if not isinstance(text, str):
+        return None
+    s = " ".join(text.split()).strip()
+    if len(s) >= max_chars - 1:
+        end = max(s.rfind(". "), s.rfind("; "), s.rfind("! "), s.rfind("? "))
+        s = s[:end + 1] if end >= max_chars // 2 else s
+    words = _WORD.findall(s)
+    if len(words) < min_words or s.lower() in ("null", BLANK):
+        return None
+    bare = re.sub(r"\W+", " ", s.lower()).strip()
+    names = {re.sub(r"\W+", " ", u.doc_id.lower()).strip() for u in units}
+    if bare in names:
+        return None
+    return s
+
+
 def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequence[ContextBlock],
                true_prob: float | None = None, *, restate_numbers: bool = True,
-               narrow_pointers: bool = True) -> Reading:
+               narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
+               explain_chars: int = EXPLAIN_MAX_CHARS) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -198,6 +240,9 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         if not isinstance(ans, bool):
             return Reading(pointers=pointers)
         return Reading("1" if ans else "0", pointers, grounded=bool(pointers))
+    if kind == "explain":  # a sentence or two; grounded when it points at a unit (no value to find)
+        said = explanation(data.get("answer"), units, explain_min_words, explain_chars)
+        return Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)
     if kind == "text":
         ans = data.get("answer")
         if not isinstance(ans, str) or not ans.strip() or ans.strip().lower() in ("null", BLANK):

@@ -17,6 +17,7 @@ import polars as pl
 from tqdm import tqdm
 
 from stages.core.common.concurrency import ordered_map
+from stages.core.common.vision import VisionParams
 from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM
 
@@ -28,24 +29,6 @@ DEFAULT_PROMPT = (
 
 CAPTION_SCHEMA = {"image_id": pl.Utf8, "doc_id": pl.Utf8, "page": pl.Int64, "caption": pl.Utf8,
                   "caption_source": pl.Utf8}
-
-
-@dataclass
-class VisionParams:
-    """params.yaml `vision` section: empty base_url = offline (document captions only)."""
-
-    base_url: str = ""
-    model: str = ""
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.base_url.strip())
-
-    def validate(self) -> None:
-        from stages.core.common.params import ParamError
-
-        if self.enabled and not self.model.strip():
-            raise ParamError("params.yaml: vision.model must be set when vision.base_url is set")
 
 
 @dataclass

@@ -69,11 +69,13 @@ def read_csv_tolerant(path: str | Path, required: tuple[str, ...] = ()) -> pl.Da
 
 
 def read_questions(path: str | Path) -> pl.DataFrame:
-    """Questions CSV: needs id and question; answer_unit is optional (blank if absent)."""
+    """Questions CSV: needs id and question; answer_unit is optional: without the column every
+    row's unit is empty, like a blank cell (the answer stage then infers the kind and unit from the
+    question, answer.infer_unit), while WattBot's ``is_blank`` is a given unit (a name or True/False)."""
     df = read_csv_tolerant(path, QUESTION_COLUMNS)
     p = Path(path)
     if "answer_unit" not in df.columns:
-        df = df.with_columns(pl.lit("is_blank").alias("answer_unit"))
+        df = df.with_columns(pl.lit("").alias("answer_unit"))
     for i, row in enumerate(df.iter_rows(named=True), start=2):
         if not (row["id"] or "").strip():
             raise InputError(f"{p}: row {i} has an empty id")

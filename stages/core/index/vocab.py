@@ -161,3 +161,82 @@ CONVERSION_CONSTANTS = frozenset({
     24.0, 60.0, 3600.0, 365.0, 7.0, 12.0, 8760.0,  # time
     3.6, 1.60934, 3.78541,  # kWh/MJ, miles/km, gallons/liters
 })
+
+# ------------------------------------------------------------------------------ units a question asks for
+# answer.kinds infers a question's answer unit from these when the questions file gives none
+# (answer.infer_unit); answer.unit_words in params.yaml adds or overrides entries.
+# a unit as a question writes it (lower case) -> the answer unit it names
+QUESTION_UNIT_WORDS: dict[str, str] = {
+    # energy and power
+    "kwh": "kWh", "kilowatt-hours": "kWh", "kilowatt hours": "kWh", "kilowatt-hour": "kWh", "kilowatt hour": "kWh",
+    "mwh": "MWh", "megawatt-hours": "MWh", "megawatt hours": "MWh", "megawatt-hour": "MWh",
+    "gwh": "GWh", "gigawatt-hours": "GWh", "gigawatt hours": "GWh", "twh": "TWh", "terawatt-hours": "TWh",
+    "terawatt hours": "TWh", "wh": "Wh", "watt-hours": "Wh", "watt hours": "Wh",
+    "joules": "J", "j": "J", "kilojoules": "kJ", "kj": "kJ", "megajoules": "MJ", "mj": "MJ",
+    "watts": "W", "w": "W", "kilowatts": "kW", "kw": "kW", "megawatts": "MW", "mw": "MW", "gigawatts": "GW",
+    "gw": "GW",
+    # emissions and mass
+    "tco2e": "tCO2e", "tco2eq": "tCO2e", "tco2": "tCO2e", "tons of co2e": "tCO2e", "tonnes of co2e": "tCO2e",
+    "metric tons of co2e": "tCO2e", "metric tons of co2": "tCO2e", "tons of co2": "tCO2e",
+    "kgco2e": "kgCO2e", "kgco2eq": "kgCO2e", "kg co2e": "kgCO2e", "kilograms of co2e": "kgCO2e",
+    "gco2e": "gCO2e", "gco2eq": "gCO2e", "grams of co2e": "gCO2e", "grams of co2eq": "gCO2e",
+    "gco2/kwh": "gCO2/kWh", "gco2e/kwh": "gCO2/kWh", "grams of co2 per kwh": "gCO2/kWh",
+    "grams of co2e per kwh": "gCO2/kWh", "grams of co2eq per kwh": "gCO2/kWh", "gco2eq/kwh": "gCO2/kWh",
+    "grams per kwh": "gCO2/kWh",
+    "mmt co2e": "MMT CO2e", "million metric tons of co2e": "MMT CO2e",
+    "metric tons": "metric tons", "tonnes": "metric tons", "tons": "tons", "kilograms": "kg", "kg": "kg",
+    "grams": "g", "pounds": "lbs", "lbs": "lbs",
+    # water and volume
+    "liters": "liters", "litres": "liters", "million liters": "liters", "milliliters": "mL", "ml": "mL",
+    "gallons": "gallons", "cubic meters": "cubic meters", "m3": "cubic meters", "l/kwh": "L/kWh",
+    # time
+    "years": "years", "months": "months", "weeks": "weeks", "days": "days", "hours": "hours", "minutes": "minutes",
+    "seconds": "seconds", "milliseconds": "milliseconds", "ms": "milliseconds", "microseconds": "microseconds",
+    "gpu hours": "GPU hours", "gpu-hours": "GPU hours",
+    # data and throughput
+    "gb": "GB", "gigabytes": "GB", "tb": "TB", "terabytes": "TB", "mb": "MB", "megabytes": "MB", "gb/s": "GB/s",
+    "gbps": "Gbps", "tokens": "tokens", "parameters": "parameters", "flops": "FLOPs",
+    # distance
+    "km": "km", "kilometers": "km", "kilometres": "km", "miles": "miles", "meters": "meters",
+    "cm": "cm", "centimeters": "cm", "mm": "mm", "millimeters": "mm", "inches": "inches",
+    "pt": "pt", "points": "pt", "em": "em", "ems": "em", "pixels": "pixels", "px": "pixels",
+    # money
+    "usd": "USD", "us dollars": "USD", "u.s. dollars": "USD", "dollars": "USD", "$": "USD",
+    "million usd": "million USD", "millions of usd": "million USD", "million dollars": "million USD",
+    "millions of dollars": "million USD", "$ million": "million USD", "$ millions": "million USD",
+    "billion usd": "billion USD", "billions of usd": "billion USD", "billion dollars": "billion USD",
+    "billions of dollars": "billion USD", "$ billion": "billion USD", "thousands of dollars": "thousand USD",
+    "usd per hour": "USD/h", "usd/h": "USD/h", "usd/hr": "USD/h", "dollars per hour": "USD/h",
+    "per share": "USD per share", "eur": "EUR", "euros": "EUR", "€": "EUR", "gbp": "GBP", "£": "GBP",
+    # ratios
+    "percent": "percent", "percentage": "percent", "%": "percent", "per cent": "percent",
+    "percentage points": "percentage points", "basis points": "basis points", "bps": "basis points",
+    "multiplier": "multiplier", "fraction": "fraction", "pue": "PUE",
+}
+
+# wording that asks for a ratio without naming a unit (a regex each, lower case) -> the answer unit
+QUESTION_RATIO_UNITS: tuple[tuple[str, str], ...] = (
+    (r"\bwhat (?:percentages?|percent|share|proportion)\b|\bby what percent(?:age)?\b|\bpercent(?:age)? change\b"
+     r"|\bhow much (?:of a )?percent", "percent"),
+    (r"\bhow many times\b(?! (?:was|were|did|does|do|has|have|had|is|are|will|would|can|could)\b)|\bby what (?:factor|multiple)\b|\bwhat factor\b|\b\w+-fold\b|\bspeed-?up\b"
+     r"|\btimes (?:more|less|larger|smaller|higher|lower|faster|slower|greater|cheaper)\b", "multiplier"),
+    (r"\bwhat fraction\b|\bas a decimal\b", "fraction"),
+)
+
+# a money unit asked per time ("hourly price", "USD per hour"): (regex, the unit it makes of USD)
+QUESTION_RATE_UNITS: tuple[tuple[str, str], ...] = ((r"\bhourly\b|\bper hour\b|\ban hour\b", "USD/h"),)
+
+# the quantity a question asks about (a word, lower case) -> its unit when the question names no unit;
+# "what <...> <quantity>" also marks a question as numeric
+QUANTITY_UNITS: dict[str, str] = {
+    "percentage": "percent", "percent": "percent", "improvement": "percent", "reduction": "percent",
+    "score": "score", "batch": "samples", "weight": "kg", "weigh": "kg", "intensity": "gCO2/kWh",
+    "consumption": "kWh", "usage": "kWh", "demand": "W", "capacity": "W", "count": "count", "number": "count",
+    "cost": "USD", "costs": "USD", "price": "USD", "prices": "USD", "revenue": "USD", "revenues": "USD",
+    "spend": "USD", "spending": "USD", "income": "USD", "profit": "USD", "sales": "USD", "capex": "USD",
+    "investment": "USD", "expenses": "USD", "earnings": "USD", "dividend": "USD", "worth": "USD",
+    "margin": "percent", "rate": "percent", "share": "percent", "growth": "percent",
+    "emissions": "tCO2e", "footprint": "tCO2e",
+    "energy": "kWh", "electricity": "kWh", "power": "W", "water": "liters",
+    "duration": "hours", "long": "hours",
+}

@@ -31,7 +31,7 @@ import polars as pl
 
 from stages.core.answer.ensemble import member_setting, member_view, view_attempt
 from stages.core.answer.grounding import grounded_number, numbers_in
-from stages.core.answer.kinds import question_kind
+from stages.core.answer.kinds import question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import ContextBlock, context_levels
 from stages.core.answer.typed_answer import (
@@ -222,7 +222,8 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
     for q in run.questions.iter_rows(named=True):
         qid, text = q["id"], q["question"]
         unit = (q.get("answer_unit") or "").strip() or BLANK
-        kind = question_kind(text, unit)
+        qtype = question_type(text, q.get("answer_unit"), ap.infer_unit, ap.unit_words)  # as the answer stage asked
+        kind = qtype.kind
         typed = setup is not None and kind in ap.typed_kinds
         v = verdict.get(qid)
         gold = None
@@ -248,8 +249,8 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
                     contexts[key][p - 1]["pointed_by"].append(i)
             prompt = ""
             if typed and blocks and not row.get("skipped"):
-                fmt = number_format_for(text, unit, ap, member_setting(ens.number_formats, i, ""))
-                prompt = typed_user_message(text, unit, blocks, ap, fmt)
+                fmt = number_format_for(text, qtype.unit, ap, member_setting(ens.number_formats, i, ""), kind)
+                prompt = typed_user_message(text, qtype.unit, blocks, ap, fmt, kind)
             extra = tuple(member_setting(ens.extra_demo_kinds, i, []))
             shown_demos = setup is not None and setup.bare is not None and (kind in setup.demo_kinds or kind in extra)
             member_rows.append({
