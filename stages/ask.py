@@ -20,7 +20,6 @@ from stages.core.common.artifacts import read_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import doc_urls, read_metadata
 from stages.core.common.params import load_params, section
-from stages.core.common.values import BLANK
 from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.llm.params import LLMParams
 from stages.core.llm.session import llm_session
@@ -32,7 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m stages.ask", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("question")
-    parser.add_argument("--unit", default=BLANK, help="answer unit as in the questions file (default: none)")
+    parser.add_argument("--unit", default="", help="answer unit as in the questions file (default: inferred "
+                        "from the question; is_blank = a name or True/False)")
     parser.add_argument("--no-answer", action="store_true", help="plan and retrieve only (no answer LLM call)")
     parser.add_argument("--all-attempts", action="store_true", help="also print every retry context")
     args = parser.parse_args()

@@ -11,12 +11,13 @@ the same params; this module adds only a readable doc → section → unit tree.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
+from stages.core.answer.images import answer_contexts, figure_llm
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, ContextBlock, context_blocks
 from stages.core.answer.submission import build_submission
@@ -51,13 +52,15 @@ class AskParams:
     ensemble: EnsembleParams
     vote: VoteParams
     model: str  # llm.model, recorded in the member rows as the answer stage does
+    llm: LLMParams = field(default_factory=LLMParams)  # the vision client borrows its key, timeouts and retries
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> AskParams:
         """The sections of params.yaml, built and checked as the stages build them."""
         return cls(section(PlanParams, "plan", params), section(RetrieveParams, "retrieve", params),
                    section(AnswerParams, "answer", params), section(EnsembleParams, "ensemble", params),
-                   section(VoteParams, "vote", params), section(LLMParams, "llm", params).model)
+                   section(VoteParams, "vote", params), section(LLMParams, "llm", params).model,
+                   section(LLMParams, "llm", params))
 
 
 @dataclass
@@ -80,18 +83,21 @@ class AskResult:
 
 def ask_question(question: str, unit: str, params: AskParams, retriever: Retriever, llm: LLM | None,
                  corpus_ids: set[str], urls: dict[str, str], *, answer: bool = True) -> AskResult:
-    """One question through the pipeline's own code path; ``answer=False`` stops after retrieval."""
-    unit = unit.strip() or BLANK
+    """One question through the pipeline's own code path; ``answer=False`` stops after retrieval.
+    An empty ``unit`` is a questions file's empty cell: the answer stage infers kind and unit from the
+    question (answer.infer_unit); ``is_blank`` asks for a name, as in WattBot's files."""
+    unit = unit.strip()
     queries, fell_back = plan_queries(question, llm, params.plan)
     attempts = retrieve_attempts(retriever, queries, params.retrieve, params.answer.max_retries,
                                  params.answer.retry_k_factor, unit)
     if not answer or llm is None:
         return AskResult(queries, fell_back, attempts, [], None, None)
     rows = [r for k, units in enumerate(attempts) for r in context_rows(ASK_ID, k, units)]
-    contexts = context_blocks(pl.DataFrame(rows, schema=CONTEXT_SCHEMA))
+    contexts = answer_contexts(pl.DataFrame(rows, schema=CONTEXT_SCHEMA), params.answer.vision)
     questions = pl.DataFrame({"id": [ASK_ID], "question": [question], "answer_unit": [unit]})
-    members = answer_members(llm, params.model, questions, contexts, params.answer, params.ensemble, corpus_ids,
-                             desc="ask", vote=params.vote)
+    with figure_llm(llm, params.answer.vision, params.llm, contexts) as reader:  # figures' pixels, as answer sends
+        members = answer_members(reader, params.model, questions, contexts, params.answer, params.ensemble,
+                                 corpus_ids, desc="ask: members", vote=params.vote)
     member_rows = [m[0] for m in members]
     voted = vote_all([member_answers(pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES)) for m in members],
                      [ASK_ID], params.vote)

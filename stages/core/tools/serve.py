@@ -100,10 +100,10 @@ class AskService:
         unit = "" if unit is None else unit
         if not isinstance(unit, str):
             raise BadRequest("The answer unit must be text.")
-        unit = unit.strip() or BLANK
+        unit = unit.strip()  # empty: the answer stage infers kind and unit from the question
         if len(unit) > MAX_UNIT_CHARS:
             raise BadRequest(f"The answer unit is {len(unit)} characters; at most {MAX_UNIT_CHARS} are accepted.")
-        if unit not in self.units:
+        if unit and unit not in self.units:
             raise BadRequest(f"Unknown answer unit {unit!r}: use one of the units of the questions files "
                              f"(e.g. {', '.join(sorted(u for u in self.units if u != BLANK)[:8])}) or leave it empty.")
         return " ".join(question.split()), unit
