@@ -15,7 +15,6 @@ before this module existed (the same object, byte for byte).
 """
 from __future__ import annotations
 
-import base64
 import functools
 import logging
 import re
@@ -30,7 +29,7 @@ import polars as pl
 
 from stages.core.answer.record import ContextBlock, context_blocks, context_levels
 from stages.core.common.dataio import InputError
-from stages.core.common.vision import VisionParams
+from stages.core.common.vision import VisionParams, png_data_url
 from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM, Completion
 
@@ -143,7 +142,7 @@ def data_url(path: str, max_px: int) -> str:
         scale = max_px / max(pix.width, pix.height)
         pix = pymupdf.Pixmap(pix, max(1, round(pix.width * scale)), max(1, round(pix.height * scale)), None)
         raw = pix.tobytes("png")
-    return "data:image/png;base64," + base64.b64encode(raw).decode("ascii")
+    return png_data_url(raw)
 
 
 def image_part(path: str, vision: VisionParams) -> dict[str, Any]:

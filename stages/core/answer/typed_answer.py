@@ -139,7 +139,7 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             messages = with_figures(messages, units, params.vision)  # figures' pixels only with a vision endpoint
             response_format = reader.response_format(kind, len(units), number_format=formats[m],
                                                      allow_null=params.abstain != "never", quote=params.quote_first,
-                                                     **({"explain_chars": params.explain_max_chars} if explain else {}))
+                                                     explain_chars=params.explain_max_chars)
             key = json.dumps([messages, response_format], sort_keys=True) if member.temperature == 0 else ""
             shared = key in greedy
             reply = greedy[key] if shared else llm.complete(

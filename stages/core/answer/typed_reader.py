@@ -87,7 +87,7 @@ def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "jso
 
 def response_format(kind: Kind, n_units: int, *, number_format: NumberFormat = "json",
                     allow_null: bool = True, quote: bool = False,
-                 explain_chars: int = EXPLAIN_MAX_CHARS) -> dict[str, Any]:
+                    explain_chars: int = EXPLAIN_MAX_CHARS) -> dict[str, Any]:
     """The OpenAI-style response_format carrying `reply_schema`."""
     return {"type": "json_schema", "json_schema": {
         "name": f"answer_{kind}", "strict": True,

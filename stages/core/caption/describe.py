@@ -7,7 +7,6 @@ Placeholders without pixel data (the WattBot JSON) are skipped and counted.
 """
 from __future__ import annotations
 
-import base64
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ import polars as pl
 from tqdm import tqdm
 
 from stages.core.common.concurrency import ordered_map
-from stages.core.common.vision import VisionParams
+from stages.core.common.vision import VisionParams, png_data_url
 from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM
 
@@ -67,7 +66,7 @@ def vision_describer(llm: LLM, params: CaptionParams) -> Describer:
     client, so every description is cached, retried and throttled like any other call."""
 
     def describe(png: bytes) -> str:
-        url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        url = png_data_url(png)
         messages = [{"role": "user", "content": [{"type": "text", "text": params.prompt},
                                                  {"type": "image_url", "image_url": {"url": url}}]}]
         reply = llm.complete(messages, temperature=params.temperature, seed=0, max_tokens=params.max_tokens)

@@ -8,6 +8,7 @@ which reads the answer params module, imports nothing but common and the answer 
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -53,3 +54,8 @@ class VisionParams:
 def vision_field() -> Any:
     """A dataclass field holding the `vision:` section (section() fills it from there)."""
     return dataclasses.field(default_factory=VisionParams, metadata={"section": "vision"})
+
+
+def png_data_url(png: bytes) -> str:
+    """PNG bytes as the data URL an OpenAI image content part carries (caption and answer both send them)."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")

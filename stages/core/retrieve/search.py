@@ -64,10 +64,7 @@ class Retriever:
         if only and p.bm25_k and len(keyword) < p.doc_filter_min:  # the named documents yield too little
             weights, only = None, False
             keyword = self.index.keyword(kw_query, p.bm25_k, include_excluded=incl)
-        if weights is None:
-            dense = self.index.dense(vecs, p.top_k, include_excluded=incl)
-        else:
-            dense = self.index.dense(vecs, p.top_k, include_excluded=incl, doc_weights=weights, only_docs=only)
+        dense = self.index.dense(vecs, p.top_k, include_excluded=incl, doc_weights=weights, only_docs=only)
         return build_context(self.tree, dense, keyword, p, answer_unit)
 
 
