@@ -162,7 +162,8 @@ def cmd_table(args: argparse.Namespace) -> int:
         if args.names[0] not in runs:
             print(f"table: {set_name}: {args.names[0]} not run yet", file=sys.stderr)
             continue
-        tables[set_name] = runs_table(runs)
+        labels = read_questions(SETS.get(set_name, Path(set_name)))
+        tables[set_name] = runs_table(runs, labels)
         lines += [f"### {set_name}", "", *table_markdown(tables[set_name]), ""]
     if not tables:
         return 1

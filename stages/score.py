@@ -98,7 +98,7 @@ def _write_analysis(params: dict[str, Any], questions: str, labels: pl.DataFrame
     tables = analysis.all_plot_tables(table if labelled else None, labels, members, seeds,
                                       section(VoteParams, "vote", params))
     if labelled:
-        write_json(analysis.categories_metrics(table), CATEGORIES_JSON)
+        write_json(analysis.categories_metrics(table, labels), CATEGORIES_JSON)
         write_text(analysis.build_report(summary, table, _read_contexts(CONTEXTS), tables["ensemble_size"],
                                          title=f"Score report: {SUBMISSION} vs {questions}"), REPORT)
     else:

@@ -149,8 +149,17 @@ def test_runs_table_scores_each_run_against_the_first() -> None:
     assert rows[1]["questions"] == 3 and rows[1]["delta"][0] == pytest.approx((1 + 0 + 0.75) / 3, abs=1e-4)
     lines = table_markdown(rows)
     assert lines[0].startswith("| configuration | n | questions | official") and len(lines) == 4
-    assert "| base | 3 | 4 | 0.562 | – | 0.500 |" in lines[2] and lines[2].endswith("| 24.2 |")
-    assert "+0.583 [" in lines[3] and lines[3].endswith("|  |")
+    assert lines[0].endswith("| LLM s/q | eval. prompt tok/q |") and "quote" not in lines[0]  # no labels: no kinds
+    assert "| base | 3 | 4 | 0.562 | – | 0.500 |" in lines[2] and lines[2].endswith("| 24.2 |  |")
+    assert "+0.583 [" in lines[3] and lines[3].endswith("|  |  |")
+    # with labels: a column per evidence kind (read from the explanation column)
+    labels = pl.DataFrame({"id": ["x", "y", "z", "w"], "answer_value": ["1", "2", "3", "4"],
+                           "explanation": ["Table 2", "Quote", "Quote", "Math: 1 + 1 = 2"],
+                           "supporting_materials": ["", "", "", ""]})
+    rows = runs_table({"base": (a, {"config": {"n": 1}, "cost": {"prompt_evaluated_per_question": 650.5}})}, labels)
+    assert rows[0]["kinds"] == {"quote": 0.625, "table": 0.0, "arithmetic": 1.0}
+    lines = table_markdown(rows)
+    assert "| quote | table | arithmetic | LLM s/q |" in lines[0] and lines[2].endswith("| 0.625 | 0.000 | 1.000 |  | 650.5 |")
 
 
 def test_apply_overrides_parses_yaml_values_and_names_bad_keys() -> None:

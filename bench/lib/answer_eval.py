@@ -32,6 +32,7 @@ from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.score.bootstrap import paired_bootstrap, score_interval
+from stages.core.score.evidence import KINDS, kind_table
 from stages.core.score.verdicts import score_submission
 
 SCORE_VIEWS = ("score", "strict_score", "symmetric_score")
@@ -263,17 +264,23 @@ def compare_verdicts(a: pl.DataFrame, b: pl.DataFrame, column: str = "score", n_
 TABLE_TYPES = ("numeric", "true_false", "text", "range", "na")
 
 
-def runs_table(runs: dict[str, tuple[pl.DataFrame, dict[str, Any]]]) -> list[dict[str, Any]]:
+def runs_table(runs: dict[str, tuple[pl.DataFrame, dict[str, Any]]],
+               labels: pl.DataFrame | None = None) -> list[dict[str, Any]]:
     """One row per run (verdicts, summary.json), in the given order: official score, per type,
-    LLM s/question and, from the second on, B - A against the first with a 95% paired bootstrap
-    (on the questions both share: a shorter run is a prefix of the same sample)."""
+    per evidence kind (with ``labels``), LLM s/question and evaluated prompt tokens per question
+    and, from the second on, B - A against the first with a 95% paired bootstrap (on the
+    questions both share: a shorter run is a prefix of the same sample)."""
     rows, base = [], None
     for name, (v, s) in runs.items():
         by_type = dict(type_table(v).select("question_type", "score").iter_rows())
         row: dict[str, Any] = {"name": name, "n": s.get("config", {}).get("n"), "questions": v.height,
                                "official": by_type["all"],
                                "types": {t: round(by_type[t], 3) for t in TABLE_TYPES if t in by_type},
-                               "llm_s_per_question": s.get("cost", {}).get("llm_s_per_question")}
+                               "kinds": {} if labels is None else
+                               {k: round(x, 3) for k, _, x in kind_table(v, labels).iter_rows()},
+                               "llm_s_per_question": s.get("cost", {}).get("llm_s_per_question"),
+                               "prompt_evaluated_per_question":
+                                   s.get("cost", {}).get("prompt_evaluated_per_question")}
         if base is None:
             base = v
         else:
@@ -284,14 +291,17 @@ def runs_table(runs: dict[str, tuple[pl.DataFrame, dict[str, Any]]]) -> list[dic
 
 
 def table_markdown(rows: list[dict[str, Any]]) -> list[str]:
-    """`runs_table` rows as markdown lines."""
+    """`runs_table` rows as markdown lines (evidence-kind columns where a row has them)."""
+    kinds = [k for k in KINDS if any(k in r.get("kinds", {}) for r in rows)]
     lines = ["| configuration | n | questions | official | Δ vs first [95% CI] | " + " | ".join(TABLE_TYPES)
-             + " | LLM s/q |", "|---" * (6 + len(TABLE_TYPES)) + "|"]
+             + "".join(f" | {k}" for k in kinds) + " | LLM s/q | eval. prompt tok/q |",
+             "|---" * (7 + len(TABLE_TYPES) + len(kinds)) + "|"]
     for r in rows:
         delta = f"{r['delta'][0]:+.3f} [{r['delta'][1]:+.3f}, {r['delta'][2]:+.3f}]" if "delta" in r else "–"
         types = " | ".join(f"{r['types'][t]:.3f}" if t in r["types"] else "" for t in TABLE_TYPES)
-        lines.append(f"| {r['name']} | {r['n']} | {r['questions']} | {r['official']:.3f} | {delta} | {types} | "
-                     f"{r['llm_s_per_question'] or ''} |")
+        by_kind = "".join(f" | {r['kinds'][k]:.3f}" if k in r.get("kinds", {}) else " | " for k in kinds)
+        lines.append(f"| {r['name']} | {r['n']} | {r['questions']} | {r['official']:.3f} | {delta} | {types}"
+                     f"{by_kind} | {r['llm_s_per_question'] or ''} | {r.get('prompt_evaluated_per_question') or ''} |")
     return lines
 
 

@@ -20,6 +20,7 @@ from stages.core.answer.record import Answer
 from stages.core.answer.submission import build_submission
 from stages.core.answer.voting import VoteParams, vote_all
 from stages.core.common.values import ref_id_set
+from stages.core.score.evidence import kind_table
 from stages.core.score.metric import QuestionType
 from stages.core.score.verdicts import score_submission
 
@@ -81,8 +82,9 @@ def type_table(verdicts: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=TYPE_SCHEMA)
 
 
-def categories_metrics(verdicts: pl.DataFrame) -> dict[str, Any]:
-    """The DVC metrics file: counts per category and per question type, and score per type."""
+def categories_metrics(verdicts: pl.DataFrame, labels: pl.DataFrame | None = None) -> dict[str, Any]:
+    """The DVC metrics file: counts per category and per question type, score per type and, with
+    ``labels``, per evidence kind (quote, table, figure, arithmetic, unanswerable: evidence.py)."""
     cats = category_table(verdicts)
     types = type_table(verdicts)
     by_type: dict[str, dict[str, Any]] = {t: {"n": 0} for t in QUESTION_TYPES}
@@ -93,6 +95,8 @@ def categories_metrics(verdicts: pl.DataFrame) -> dict[str, Any]:
         "n": verdicts.height,
         "categories": dict(zip(cats["category"].to_list(), cats["count"].to_list())),
         "types": by_type,
+        **({"evidence": {k: {"n": n, "score": sc} for k, n, sc in kind_table(verdicts, labels).iter_rows()}}
+           if labels is not None and "answer_value" in labels.columns else {}),
     }
 
 
