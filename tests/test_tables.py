@@ -4,9 +4,12 @@ from __future__ import annotations
 from stages.core.extract.records import Line
 from stages.core.tree.tables import (
     Table,
+    bracket_chunks,
+    header_chunks,
     find_tables,
     row_like,
     split_row,
+    unglued,
     table_row_sentences,
 )
 
@@ -121,3 +124,63 @@ def test_a_caption_between_two_tables_follows_the_documents_habit():
     assert set(tables) == {"Table 1: First.", "Table 2: Second.", "Table 3: Third."}
     assert "| BERT | 250 |" in tables["Table 2: Second."]
     assert "| BERT | 3 |" in tables["Table 3: Third."]
+
+
+STRUBELL_T3_HEADER = "Model Hardware Power (W) Hours kWh ·PUE CO 2e Cloud compute cost"
+STRUBELL_T3_ROWS = [("Transformerbase P100x8", ["1415.78", "12", "27", "26", "$41–$140"]),
+                    ("BERTbase V100x64", ["12,041.51", "79", "1507", "1438", "$3751–$12,571"])]
+
+
+def test_header_chunks_keep_units_subscripts_and_lower_case_words_with_their_name():
+    assert header_chunks(STRUBELL_T3_HEADER) == [
+        "Model", "Hardware", "Power (W)", "Hours", "kWh ·PUE", "CO 2e", "Cloud compute cost"]
+    assert header_chunks("Water for Training(million L)") == ["Water for", "Training (million L)"]
+
+
+def test_glued_header_names_each_value_column_when_the_row_labels_line_up():
+    t = Table("Table 3: cost", [STRUBELL_T3_HEADER], list(STRUBELL_T3_ROWS))
+    assert t.columns() == ["Model / Hardware", "Power (W)", "Hours", "kWh ·PUE", "CO 2e", "Cloud compute cost"]
+    assert t.cells()[1] == ["BERTbase V100x64", "12,041.51", "79", "1507", "1438", "$3751–$12,571"]
+    assert "CO 2e: 1438" in table_row_sentences(t.markdown())[1]
+    flat = Table("Table 3: cost", [STRUBELL_T3_HEADER], list(STRUBELL_T3_ROWS), segment=False)
+    assert flat.columns() == ["Model", "Hardware Power (W) Hours kWh ·PUE CO 2e Cloud compute cost"]
+
+
+def test_glued_header_is_left_whole_when_chunks_do_not_line_up():
+    # 16 chunks for 10 values (a two-level header): naming them would pair wrong names with values
+    header = ("Location PUE On-site WUE (L/kWh) Off-site EWIF (L/kWh) Water for Training(million L) "
+              "Water for Each Request(mL) # of Requests for 500ml Water On-site Water")
+    t = Table("Table 1", [header], [("Arizona", ["1.180", "1.630", "4.959", "2.098", "7.531", "9.629", "6.520",
+                                                 "23.406", "29.926", "16.7"])] * 2)
+    assert len(t.columns()) == 2
+    # a number among the row label's words is a value column in hiding: no names either
+    t = Table("Table 3", ["Model Parameters L d G"], [("LLaMA-33B 64.7 GB", ["60", "6656", "1"])] * 2)
+    assert t.columns() == ["Model", "Parameters L d G"]
+
+
+JEGHAM_T4 = lines(
+    "Model Energy Consumption(100 input-300 output)(Wh) Energy Consumption(1k input-1k output)(Wh)",
+    "Energy Consumption(10k input-1.5k output)(Wh)GPT-4.1 0.871 ± 0.302 3.161 ± 0515 4.833 ± 0.650GPT-4.1 mini "
+    "0.450 ± 0.081 1.545 ± 0.211 2.122 ± 0.348o3 1.177 ± 0.224 5.153 ± 2.107 12.222 ± 1.082GPT-4 1.797 ± 0.259 "
+    "6.925 ± 1.553 —DeepSeek-R1 (DS)* 19.251 ± 9.449 24.596 ± 9.4 29.078 ± 9.725",
+    "Table 4: Energy consumption (mean ± std dev) per model across three prompt sizes (Wh).",
+    PROSE_AFTER,
+)
+
+
+def test_rows_glued_into_one_line_are_cut_apart_and_a_mean_with_its_deviation_is_one_cell():
+    table = find_tables(JEGHAM_T4)[0]
+    rows = table_row_sentences(table.text)
+    assert len(rows) == 5
+    assert rows[2].endswith("| Model: o3 | Energy Consumption(100 input-300 output)(Wh): 1.177 ± 0.224 | "
+                            "Energy Consumption(1k input-1k output)(Wh): 5.153 ± 2.107 | "
+                            "Energy Consumption(10k input-1.5k output)(Wh): 12.222 ± 1.082")
+    assert "DeepSeek-R1 (DS)*" in rows[4] and "29.078 ± 9.725" in rows[4] and "—" in rows[3]
+    # a name with a number in it, or a value with a unit suffix, is not a glue point
+    assert unglued("Llama 3.1 8B 20.78 27.52 2.4x faster") == ["Llama 3.1 8B 20.78 27.52 2.4x faster"]
+
+
+def test_bracket_chunks_need_every_name_to_end_in_a_bracket():
+    assert bracket_chunks("Model Power(W) Energy Consumption(1k input)(Wh)") == [
+        "Model", "Power(W)", "Energy Consumption(1k input)(Wh)"]
+    assert bracket_chunks("Model Power (W) Hours") == []

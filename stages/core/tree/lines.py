@@ -29,6 +29,7 @@ class TreeParams:
     repeated_line_min_pages: int = 3  # a line at the top/bottom of this many pages is a running header
     extra_abbreviations: list[str] = field(default_factory=list)  # added to the curated Punkt list
     text_tables: bool = True  # captioned tables in the text become table nodes (stages/core/tables.py)
+    table_columns: str = "segment"  # segment: name value columns from a glued header | flat: the whole header
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
@@ -43,6 +44,8 @@ class TreeParams:
             raise ParamError("params.yaml: tree.short_line_ratio must be in (0, 1]")
         if self.max_heading_chars < 10:
             raise ParamError("params.yaml: tree.max_heading_chars must be >= 10")
+        if self.table_columns not in ("segment", "flat"):
+            raise ParamError(f"params.yaml: tree.table_columns must be segment or flat, not {self.table_columns!r}")
         if self.repeated_line_min_pages < 2:
             raise ParamError("params.yaml: tree.repeated_line_min_pages must be >= 2")
 

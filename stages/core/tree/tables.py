@@ -92,15 +92,42 @@ def label_like(text: str, max_chars: int = 100) -> bool:
     return not re.search(r"[a-z]{3,}[.!?]$", text)  # a sentence end
 
 
-def split_row(text: str) -> tuple[str, list[str]]:
+def split_row(text: str, join_plus_minus: bool = True) -> tuple[str, list[str]]:
     """(label, values): the trailing run of numbers are the values ('Human life, avg, 1 year' / ['11,023'])."""
     toks = text.split()
     i = len(toks)
     while i > 0 and _is_number(toks[i - 1]):
         i -= 1
-    if i == 0:  # numbers only: the first is not a label
-        return "", toks
-    return " ".join(toks[:i]), toks[i:]
+    label, values = (" ".join(toks[:i]), toks[i:]) if i else ("", toks)  # numbers only: no label
+    return label, _joined_plus_minus(values) if join_plus_minus else values
+
+
+def _joined_plus_minus(values: list[str]) -> list[str]:
+    """'0.871', '±', '0.302' is one cell (a mean and its deviation), not three; so is 'Mean ± Std'."""
+    out: list[str] = []
+    k = 0
+    while k < len(values):
+        if values[k] == "±" and out and k + 1 < len(values):
+            out[-1] = f"{out[-1]} ± {values[k + 1]}"
+            k += 2
+            continue
+        out.append(values[k])
+        k += 1
+    return out
+
+
+# rows glued into one line by extraction ("... 4.833 ± 0.650GPT-4.1 mini 0.450 ...", jegham2025 Table 4):
+# a decimal number, a dash or a closing bracket followed at once by a name (two letters, or a letter and
+# a digit: "o3"), never a unit suffix ("2.4x ") nor an exponent ("1.5e-3")
+_GLUED_ROW = re.compile(r"(\d\.\d+|[—)])(?=[A-DF-Za-df-z][A-Za-z0-9]|[Ee][A-Za-z])")
+MIN_GLUED_SPLITS = 3  # fewer glue points in a line are a name with a number in it, not glued rows
+
+
+def unglued(text: str) -> list[str]:
+    """A line holding several table rows glued together, cut back into its rows (else the line)."""
+    if len(_GLUED_ROW.findall(text)) < MIN_GLUED_SPLITS:
+        return [text]
+    return [p.strip() for p in _GLUED_ROW.sub(lambda m: m.group(1) + "\n", text).split("\n") if p.strip()]
 
 
 @dataclass
@@ -110,6 +137,36 @@ class Table:
     caption: str
     header: list[str] = field(default_factory=list)
     rows: list[tuple[str, list[str]]] = field(default_factory=list)
+    # tree.table_columns == "segment": name columns from a glued header (`header_chunks`), cut glued rows
+    # apart, read "0.871 ± 0.302" as one cell; False: the table as before issue 25
+    segment: bool = True
+
+    def label_width(self) -> int:
+        """Words in the row labels when (nearly) every row has the same number (else 0): then each
+        word is a column of its own ("BERTbase V100x64" is Model and Hardware)."""
+        counts = [len(label.split()) for label, v in self.rows if v and label]
+        if len(counts) < 2:
+            return 0
+        w = max(set(counts), key=counts.count)
+        return w if counts.count(w) >= 0.8 * len(counts) else 0
+
+    def segmented_columns(self, k: int) -> list[str] | None:
+        """Column names from a header whose words are glued into one run ("Model Hardware Power (W)
+        Hours kWh ·PUE CO 2e Cloud compute cost"), or None when the chunks do not line up with the
+        k value columns: one label column and k names, or one name per row-label word and k names."""
+        chunks = header_chunks(" ".join(self.header))
+        labels = [label.split() for label, v in self.rows if v and label]
+        if k < 2 or not chunks or sum(any(_numeric(t) for t in w) for w in labels) * 2 > len(labels):
+            return None  # numbers in the row labels ("LLaMA-33B 64.7 GB"): a value column hides there
+        if len(chunks) == k + 1:
+            return chunks
+        bracketed = bracket_chunks(" ".join(self.header))
+        if len(bracketed) == k + 1:
+            return bracketed
+        extra = len(chunks) - k
+        if extra > 1 and extra == self.label_width():
+            return [" / ".join(chunks[:extra]), *chunks[extra:]]
+        return None
 
     def columns(self) -> list[str]:
         """Column names: label column first, then one per value column (or one for all values)."""
@@ -124,8 +181,12 @@ class Table:
                     cols[j] = f"{cols[j]} {token}".strip()
             return cols
         flat = " ".join(self.header).split()
+        flat = _joined_plus_minus(flat) if self.segment else flat  # "Mean ± Std" names one column
         if len(flat) == k + 1:
             return flat
+        named = self.segmented_columns(k) if self.segment else None
+        if named:
+            return named
         if len(flat) >= 2:
             return [flat[0], " ".join(flat[1:])]
         return [flat[0] if flat else "", ""]
@@ -152,6 +213,38 @@ class Table:
             if i == 0:
                 lines.append("|" + "---|" * width)
         return "\n".join(lines)
+
+
+# a token that continues the previous column name: a unit in brackets, a subscript ("CO 2e"), a
+# piece after a middle dot ("kWh ·PUE"), a lower-case word ("Cloud compute cost") but not a unit
+# with a capital inside ("kWh", "tCO2e")
+_CONTINUES = re.compile(r"^(?:[(\[].*|\d+[a-z]*\)?|[·/%).,:;\]-].*|[a-z]+[a-z-]*\)?|of|for|per|at|in|to|&)$")
+
+
+def header_chunks(header: str) -> list[str]:
+    """A glued header cut into column names: a new name starts at each word that does not continue
+    the previous one (`_CONTINUES`); "(W)" in "Power (W)" and "Training(million L)" stay with theirs."""
+    words = re.sub(r"(?<=[A-Za-z])\(", " (", header).split()
+    chunks: list[str] = []
+    depth = 0
+    for w in words:
+        if chunks and (depth > 0 or _CONTINUES.match(w)):
+            chunks[-1] = f"{chunks[-1]} {w}"
+        else:
+            chunks.append(w)
+        depth = max(0, depth + w.count("(") - w.count(")"))
+    return chunks
+
+
+def bracket_chunks(header: str) -> list[str]:
+    """A header whose column names each end in a bracketed unit ("Model Energy Consumption(100
+    input-300 output)(Wh) Energy Consumption(1k input-1k output)(Wh)") cut after each such bracket;
+    the first word before the first name is the label column ("Model")."""
+    parts = [p.strip() for p in re.split(r"(?<=\))\s+(?=[^\s(])", header) if p.strip()]
+    if len(parts) < 2 or not all(p.endswith(")") for p in parts):
+        return []
+    first = parts[0].split(" ", 1)
+    return [first[0], first[1], *parts[1:]] if len(first) == 2 and "(" not in first[0] else []
 
 
 def _caption_end(lines: list[Line], i: int) -> int:
@@ -208,13 +301,13 @@ def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
     return n <= MAX_HEADER_LINES
 
 
-def _table_from(lines: list[Line], caption: str, idx: list[int]) -> Table:
-    t = Table(caption)
+def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True) -> Table:
+    t = Table(caption, segment=segment)
     pending: list[str] = []
-    for i in idx:
-        text = lines[i].text
+    pieces = (unglued(lines[i].text) if segment else [lines[i].text] for i in idx)
+    for text in (piece for row in pieces for piece in row):
         if row_like(text):
-            label, values = split_row(text)
+            label, values = split_row(text, join_plus_minus=segment)
             t.rows.append((" ".join([*pending, label]).strip(), values))
             pending = []
         elif not t.rows:
@@ -243,10 +336,11 @@ def _caption_side(lines: list[Line]) -> int | None:
     return None if votes == 0 else -1 if votes < 0 else 1
 
 
-def find_tables(lines: list[Line]) -> list[Line]:
+def find_tables(lines: list[Line], segment_header: bool = True) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
-    extraction already found is prepended to it."""
+    extraction already found is prepended to it. ``segment_header``: name the value columns from
+    a glued header (`Table.segmented_columns`)."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -281,7 +375,7 @@ def find_tables(lines: list[Line]) -> list[Line]:
         if len(idx) < 2:
             i = end
             continue
-        table = _table_from(lines, caption, idx)
+        table = _table_from(lines, caption, idx, segment_header)
         first = lines[min(idx[0], i)]
         replace[min(idx[0], i)] = Line(text=table.markdown(), page=first.page, order=first.order, kind="table")
         taken.update(idx)
