@@ -352,7 +352,8 @@ def test_members_can_write_numbers_in_different_formats():
     assert [o.answer.answer_value for o in outs] == ["24", "24", "24"]
     # a question worded to compute asks every member for an expression (answer.compute_format)
     seen.clear()
-    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", members, AnswerParams(), setup)
+    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", members, AnswerParams(compute_format="expression"),
+                          setup)
     assert all(v["pattern"] == reader.EXPRESSION_PATTERN for v in seen)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from stages.core.index.keywords import tokenize
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.ranking import build_context, count_tokens, rerank
 from stages.core.tree.navigate import TreeView, is_ancestor
@@ -91,6 +92,35 @@ def test_budget_drops_lowest_ranked_units_first():
     assert [u.key for u in units] == ["d:sec1:p3:s1", "d:sec1:p2"]
     assert sum(u.n_tokens for u in units) <= 9
     assert count_tokens("Beta one. Beta two.", 4.0) == 5
+
+
+def test_fill_skip_passes_over_a_unit_too_long_for_what_is_left_of_the_budget():
+    tree = make_tree()
+    # p3:s1 (3 tokens), then p1 (16 tokens) does not fit a budget of 9; p2 (5 tokens) after it does
+    dense = [[("d:sec1:p3:s1", 0.9), ("d:sec1:p1", 0.8), ("d:sec1:p2", 0.7)]]
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=9, chars_per_token=4.0)
+    assert [u.key for u in build_context(tree, dense, [], p)] == ["d:sec1:p3:s1"]
+    skip = RetrieveParams(**{**p.__dict__, "fill": "skip"})
+    units = build_context(tree, dense, [], skip)
+    assert [u.key for u in units] == ["d:sec1:p3:s1", "d:sec1:p2"]
+    assert sum(u.n_tokens for u in units) <= 9
+
+
+def test_trim_keeps_the_sentences_richest_in_question_keywords():
+    tree = make_tree()
+    dense = [[("d:sec1:p1", 0.9), ("d:sec1:p3:s1", 0.8)]]
+    focus = {t: 1.0 for t in tokenize("alpha four")} | {t: 3.0 for t in tokenize("four")}
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_tokens=8)
+    units = build_context(tree, dense, [], p, focus=focus)
+    # p1 (5 sentences, 17 tokens) is cut to the window of <= 8 tokens around "Alpha four."
+    assert units[0].node_ids[0] != "d:sec1:p1" and "d:sec1:p1:s4" in units[0].node_ids
+    assert "Alpha four." in units[0].text and count_tokens(units[0].text, 4.0) <= 8
+    assert units[1].text == "Gamma one."  # short units stay whole
+    off = build_context(tree, dense, [], RetrieveParams(**{**p.__dict__, "trim_tokens": 0}), focus=focus)
+    assert off[0].text == "Alpha one. Alpha two. Alpha three. Alpha four. Alpha five."
+    # no keyword in common: the unit stays whole rather than cut at random
+    none = build_context(tree, dense, [], p, focus={t: 1.0 for t in tokenize("zeta")})
+    assert none[0].node_ids == ["d:sec1:p1"]
 
 
 def test_top_k_final_caps_units():

@@ -31,7 +31,10 @@ _COMPUTE = re.compile(
     r"\bhow (?:many|much) (?:more|less|fewer|cheaper|larger|smaller|higher|lower|greater|longer|shorter)\b"
     r"|\bhow many times\b|\bby how (?:many|much)\b|\bby what (?:factor|percentage|percent|multiple)\b"
     r"|\bpercent(?:age)? change\b|\bdifference\b|\bratio\b|\bcombined\b|\badding\b|\bsum of\b"
-    r"|\bconverted to\b", re.IGNORECASE)
+    r"|\bconverted to\b"
+    # "how many US dollars more per hour", "how many dollars cheaper" (dev d512, d816), "save ... compared with" (d504)
+    r"|\bhow (?:many|much) (?:[\w$.-]+ ){1,3}(?:more|less|fewer|cheaper|larger|smaller|higher|lower|greater|longer|"
+    r"shorter)\b|\b(?:save|saved|saving)\b.*\bcompared (?:with|to)\b", re.IGNORECASE)
 
 
 def question_kind(question: str, unit: str) -> Kind:

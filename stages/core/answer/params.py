@@ -8,8 +8,8 @@ from stages.core.answer.kinds import INFER_UNIT, KINDS
 from stages.core.common.corpus import CorpusParams, corpus_field
 from stages.core.common.vision import VisionParams, vision_field
 
-NumberFormat = Literal["json", "text", "expression"]
-NUMBER_FORMATS = ("json", "text", "expression")
+NumberFormat = Literal["json", "text", "expression", "operation"]
+NUMBER_FORMATS = ("json", "text", "expression", "operation")
 VIEWS = ("as_is", "reversed", "wider")
 
 
@@ -26,8 +26,9 @@ class AnswerParams:
     # typed reader only
     number_format: str = "json"  # json: a JSON number | text: as the context writes it | expression: arithmetic
     # the number format of numeric questions worded to compute ("how many more", "by what factor", ...);
-    # "" = number_format (measured: expression +0.006 on dev 179, train unchanged; docs/reader.md)
-    compute_format: str = "expression"
+    # "" = number_format; operation: code computes (arithmetic.py; v13: dev +0.012, train +0.018 vs expression)
+    compute_format: str = "operation"
+    compute_decimals: int = 2  # operation: a computed answer keeps this many decimals (3 significant below 1); -1 = all
     # question kinds the typed reader answers; the others keep the free reader
     typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text", "explain"])
     # where the kind and unit come from the question alone (kinds.question_type): auto = where the questions
@@ -64,11 +65,11 @@ class AnswerParams:
             if bad:
                 raise ParamError(f"params.yaml: answer.{name} has unknown kinds {bad}: use {', '.join(KINDS)}")
         if self.number_format not in NUMBER_FORMATS:
-            raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text or "
-                             "expression")
+            raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text, "
+                             "expression or operation")
         if self.compute_format not in ("", *NUMBER_FORMATS):
             raise ParamError(f"params.yaml: answer.compute_format={self.compute_format!r} must be empty, json, "
-                             "text or expression")
+                             "text, expression or operation")
         if self.abstain not in ("never", "model", "ungrounded"):
             raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be never, model or ungrounded")
         if self.infer_unit not in INFER_UNIT:
@@ -120,7 +121,7 @@ class EnsembleParams:
         bad = [f for f in self.number_formats if f not in NUMBER_FORMATS]
         if bad:
             raise ParamError(f"params.yaml: ensemble.number_formats={self.number_formats!r}: each must be json, "
-                             "text or expression")
+                             "text, expression or operation")
         for kinds in self.extra_demo_kinds:
             if not isinstance(kinds, list) or any(k not in KINDS for k in kinds):
                 raise ParamError(f"params.yaml: ensemble.extra_demo_kinds={self.extra_demo_kinds!r}: each member's "

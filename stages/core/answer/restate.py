@@ -51,11 +51,11 @@ for _family, _table in {
 _MENTION = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?"
     rf"(?:\s*((?i:{'|'.join(MAGNITUDE_WORDS)}))\b|([{''.join(MAGNITUDE_SUFFIXES)}])(?![A-Za-z]))?"
-    r"(?:\s?([A-Za-zµμ]+?(?:-hours?)?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
+    r"(?:\s?(?:GPU[\s-]?)?([A-Za-zµμ]+?(?:-hours?)?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
 )
 _URL = re.compile(r"(?:https?://|www\s?\.)\S+(?:\s?\.\S+)*", re.I)  # "http://www .x.com/a-10" as PDFs break it
-# "tCO2e", "kg CO2eq", "lbs CO2e", "seconds": the answer unit's leading word
-_ANSWER_UNIT = re.compile(r"^\s*([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
+# "tCO2e", "kg CO2eq", "lbs CO2e", "seconds", "GPU hours": the answer unit's leading word (after "GPU")
+_ANSWER_UNIT = re.compile(r"^\s*(?:GPU[\s-]?)?([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
 # "32 billion" written as 32000000 (zeros slipped by thousands), "6.1 billion" as 61000000000 (the decimal
 # point dropped): the digits agree up to a power of ten
 _POWERS_OF_TEN = tuple(10.0 ** k for k in range(1, 13))

@@ -159,7 +159,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             reading = reader.read_reply(kind, unit, data, units, true_prob, restate_numbers=params.restate_numbers,
                                         narrow_pointers=params.narrow_pointers,
                                         explain_min_words=params.explain_min_words,
-                                        explain_chars=params.explain_max_chars)
+                                        explain_chars=params.explain_max_chars, question=question,
+                                        compute_decimals=params.compute_decimals)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = reading.grounded or not params.retry_ungrounded

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stages.core.answer.arithmetic import OPERATIONS, compute, rounded_conversion
 from stages.core.answer.grounding import eval_arithmetic, grounded_number, numbers_in
 from stages.core.answer.kinds import Kind
 from stages.core.answer.normalize import normalize_value
@@ -67,7 +68,10 @@ def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "jso
     units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
                              "maxItems": MAX_POINTERS}
     answer: dict[str, dict[str, Any]]
-    if kind == "numeric":
+    if kind == "numeric" and number_format == "operation":  # code computes (arithmetic.py)
+        answer = {"operation": {"type": "string", "enum": list(OPERATIONS)},
+                  "a": _nullable({"type": "number"}, allow_null), "b": {"type": "number"}}
+    elif kind == "numeric":
         # json: a JSON number | text: the context's notation ("5.6 billion") | expression: arithmetic
         value = {"type": "number"} if number_format == "json" else \
             {"type": "string", "pattern": EXPRESSION_PATTERN if number_format == "expression" else NUMBER_PATTERN}
@@ -113,6 +117,10 @@ def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
         return f'Reply {{"units": [...], "low": number, "high": number}}' + (f" in {unit}." if _has_unit(unit) else ".")
     if not _has_unit(unit):  # a number whose unit neither the questions file nor the question names
         return _instruction(kind, "the unit the units state", number_format)
+    if number_format == "operation":
+        return (f'Reply {{"units": [...], "operation": "difference", "sum", "ratio", "percent_change", "product" '
+                f'or "none", "a": number, "b": number}} with a and b copied from the units (b: 0 for "none"); '
+                f'the answer in {unit} is then computed from them.')
     if number_format == "json":
         return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
     if number_format == "expression":
@@ -221,13 +229,15 @@ def explanation(text: Any, units: Sequence[ContextBlock], min_words: int = EXPLA
 def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequence[ContextBlock],
                true_prob: float | None = None, *, restate_numbers: bool = True,
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
-               explain_chars: int = EXPLAIN_MAX_CHARS) -> Reading:
+               explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
     the answer instead of the sampled token. ``restate_numbers``: a JSON number copied without
     the magnitude or unit the context writes next to it gets them back (`restate.py`).
     ``narrow_pointers``: a grounded answer points only at the pointed units that state it.
+    An `operation` reply (number_format "operation") is computed by `arithmetic.compute` for
+    ``question`` and rounded to ``compute_decimals``.
     """
     if not data:
         return Reading()
@@ -259,8 +269,10 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         return _repointed(Reading(value, pointers), units,
                           lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence,
                           narrow_pointers)
+    if "operation" in data:
+        return _operation_reading(data, pointers, evidence, question, unit, units, narrow_pointers, compute_decimals)
     raw = data.get("value")
-    expression, operands = "", ()
+    expression, operands, exact = "", (), None
     stated = _number(raw) if not isinstance(raw, str) else None
     if isinstance(raw, str) and NUMBER_RE.fullmatch(raw.strip()):
         try:
@@ -279,13 +291,38 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
             return Reading(pointers=pointers)
         v = stated
         if restate_numbers:  # a JSON number or a plain number string (an expression is computed as written)
-            v = restate(stated, [units[k - 1].text for k in pointers],
-                        [u.text for k, u in enumerate(units, start=1) if k not in pointers], unit)
+            exact = restate(stated, [units[k - 1].text for k in pointers],
+                            [u.text for k, u in enumerate(units, start=1) if k not in pointers], unit)
+            v = rounded_conversion(exact, stated, compute_decimals)
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
         return Reading(pointers=pointers, expression=expression)
+    grounded_v = v if exact is None else exact  # a rounded conversion is grounded as computed
     return _repointed(Reading(value, pointers, expression=expression), units,
-                      lambda text: _grounded_value(v, text, unit, operands), evidence, narrow_pointers)
+                      lambda text: _grounded_value(grounded_v, text, unit, operands), evidence, narrow_pointers)
+
+
+def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
+                       units: Sequence[ContextBlock], narrow: bool, decimals: int) -> Reading:
+    """An `operation` reply computed in code; grounded when its operands are stated numbers."""
+    a, b = _number(data.get("a")), _number(data.get("b"))
+    op = data.get("operation")
+    if a is None or not isinstance(op, str):
+        return Reading(pointers=pointers)
+    pointed = [units[k - 1].text for k in pointers]
+    others = [u.text for k, u in enumerate(units, start=1) if k not in pointers]
+    done = compute(op, a, b, question, unit, pointed, others, decimals)
+    if done is None:
+        return Reading(pointers=pointers, expression=f"{op}({a:g}, {b if b is None else f'{b:g}'})")
+    v, expression = done
+    value = normalize_value(repr(v) if v != int(v) else str(int(v)), unit)
+    if value == BLANK:
+        return Reading(pointers=pointers, expression=expression)
+    operands = (a,) if op == "none" else (a, b if b is not None else 0.0)
+    return _repointed(Reading(value, pointers, expression=expression), units,
+                      lambda text: _grounded_value(v, text, unit) or all(
+                          grounded_number(o, numbers_in(text), "", strict=False) for o in operands),
+                      evidence, narrow)
 
 
 def _repointed(reading: Reading, units: Sequence[ContextBlock], holds: Any, evidence: str, narrow: bool = True) -> Reading:

@@ -113,6 +113,7 @@ class KeywordIndex:
 
     def __init__(self, tokens: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75) -> None:
         self.size = len(tokens)
+        self.idf: dict[str, float] = {}
         self._vocab: dict[str, int] = {}
         self._weights: sparse.csc_matrix | None = None
         if not self.size:
@@ -120,6 +121,7 @@ class KeywordIndex:
         bm25 = BM25Okapi([list(t) or ["\x00"] for t in tokens], k1=k1, b=b, epsilon=0.25)
         floor = 0.25 * max(1e-6, bm25.average_idf)
         idf = {w: max(v, floor) for w, v in bm25.idf.items()}
+        self.idf = idf  # term -> BM25 idf (floored): how much a shared term says (retrieve.trim_tokens)
         self._vocab = {w: i for i, w in enumerate(idf)}
         rows, cols, vals = [], [], []
         for d, (freqs, dl) in enumerate(zip(bm25.doc_freqs, bm25.doc_len)):

@@ -278,6 +278,11 @@ class Index:
         by fiscal period and document type), best first, from the index's document cards."""
         return self.namer.name(question, share)
 
+    def term_weights(self, text: str) -> dict[str, float]:
+        """The BM25 idf of each distinct keyword token of `text` (0 for tokens no unit has)."""
+        idf = self._kw[True].idf
+        return {t: idf.get(t, 0.0) for t in set(tokenize(text))}
+
     def keyword(self, query: str, k: int, include_excluded: bool = False, doc_weights: dict[str, float] | None = None,
                 only_docs: bool = False) -> list[tuple[list[str], float]]:
         """Top-k (node ids, BM25 score) over paragraphs, table rows and sentence windows. With

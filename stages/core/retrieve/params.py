@@ -28,6 +28,9 @@ class RetrieveParams:
     doc_filter_min: int = 3  # named_docs=filter: fewer BM25 hits in the named documents -> the whole corpus
     unit_boost: float = 0.5  # units with a number in the question's answer unit score x(1+this); 0 = off
     table_blocks: bool = False  # rows of one table in the context share one block (caption and header once)
+    # stop: the first unit that does not fit the budget ends the context | skip: shorter units after it still join
+    fill: Literal["stop", "skip"] = "stop"
+    trim_tokens: int = 0  # a prose unit longer than this is cut to its sentences richest in question keywords; 0 = off
     top_k_final: int = 16
     max_context_tokens: int = 700
     chars_per_token: float = 4.0
@@ -49,6 +52,10 @@ class RetrieveParams:
             raise ParamError("params.yaml: retrieve.doc_filter_min must be >= 0")
         if self.chars_per_token <= 0:
             raise ParamError("params.yaml: retrieve.chars_per_token must be > 0")
+        if self.trim_tokens < 0:
+            raise ParamError(f"params.yaml: retrieve.trim_tokens={self.trim_tokens} must be >= 0 (0 = off)")
+        if self.fill not in ("stop", "skip"):
+            raise ParamError(f"params.yaml: retrieve.fill={self.fill!r} must be stop or skip")
 
     def scaled(self, factor: float) -> RetrieveParams:
         """The same params with depth and budget multiplied (for answer retries)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stages.core.index.keywords import tokenize
 from stages.core.index.vocab import UNIT_SPELLINGS
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.tree.navigate import TreeView, is_ancestor
@@ -177,12 +178,13 @@ def build_context(
     keyword_hits: Sequence[tuple[Sequence[str], float]],
     p: RetrieveParams,
     answer_unit: str | None = None,
+    focus: dict[str, float] | None = None,
 ) -> list[RetrievedUnit]:
     """Rank, expand, dedup and fuse the hits of one question into budgeted context units.
 
     A keyword hit is (node ids of the unit's text, score): one paragraph or table row,
     or the sentences of a window. `answer_unit` (the questions file's column) drives
-    `unit_boost`."""
+    `unit_boost`; `focus` (the question's keyword tokens and their idf) drives `trim_tokens`."""
     ranked = rerank(dense_per_query, p.rerank, p.alpha)
     dense_units = []
     for h in ranked:
@@ -210,6 +212,8 @@ def build_context(
             u.score = sum(fused[i] for i in range(len(pool)) if _covers(u, pool[i]))
         units = sorted(merged, key=lambda u: -u.score)
 
+    if p.trim_tokens > 0 and focus:
+        units = [trimmed(tree, u, focus, p) for u in units]
     pattern = unit_pattern(answer_unit) if p.unit_boost > 0 else None
     if pattern is not None:
         for u in units:
@@ -219,8 +223,38 @@ def build_context(
     return _fill_budget(tree, units, p)
 
 
+def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: RetrieveParams) -> RetrievedUnit:
+    """A prose unit longer than `trim_tokens` cut to its run of sentences that shares the most
+    question keywords (idf-weighted), within `trim_tokens`: a 375-token paragraph that BM25 found
+    for one sentence then leaves room for the next unit. Table rows and tables stay whole."""
+    if u.media == "table" or count_tokens(u.text, p.chars_per_token) <= p.trim_tokens:
+        return u
+    sents = [c for i in u.node_ids for c in ([i] if tree[i].level == "sentence" else tree.children.get(i, []))
+             if tree[c].level == "sentence"]
+    if len(sents) < 2:
+        return u
+    sizes = [count_tokens(tree[i].text, p.chars_per_token) + 1 for i in sents]
+    gains = [sum(w for t, w in focus.items() if t in toks) for toks in (set(tokenize(tree[i].text)) for i in sents)]
+    best, best_score = (0, 1), -1.0
+    for a in range(len(sents)):  # the best window starting at each sentence, grown while it fits
+        used, score = 0, 0.0
+        for b in range(a, len(sents)):
+            used += sizes[b]
+            if used > p.trim_tokens and b > a:
+                break
+            score += gains[b]
+            if score > best_score:
+                best, best_score = (a, b + 1), score
+    ids = sents[best[0]:best[1]]
+    if best_score <= 0 or len(ids) == len(sents):
+        return u
+    u.node_ids, u.text = ids, " ".join(tree[i].text for i in ids)
+    return u
+
+
 def _fill_budget(tree: TreeView, units: list[RetrievedUnit], p: RetrieveParams) -> list[RetrievedUnit]:
-    """The first `top_k_final` units that fit `max_context_tokens`, in rank order. With
+    """The first `top_k_final` units that fit `max_context_tokens`, in rank order (`fill`: stop at
+    the first that does not fit, or skip it for shorter ones further down). With
     `table_blocks`, a row of a table already in the context joins that table's block
     (without taking a place of its own), costing only its row line."""
     out: list[RetrievedUnit] = []
@@ -252,6 +286,8 @@ def _fill_budget(tree: TreeView, units: list[RetrievedUnit], p: RetrieveParams) 
                 u.text = u.text[: int(p.max_context_tokens * p.chars_per_token)]
                 u.n_tokens = count_tokens(u.text, p.chars_per_token)
                 out.append(u)
+            elif p.fill == "skip":
+                continue  # a shorter unit further down may still fit
             break
         out.append(u)
         used += u.n_tokens

@@ -1,0 +1,93 @@
+"""Arithmetic done by code: the model names the operation and copies its operands.
+
+Asked to write "a - b" itself, the 1.5B reader subtracts the wrong way, divides by the
+wrong base for a percent change, forgets to convert "1.3 GW" before taking 445 MW from
+it, and prints 2.1666666 where the label says 2.17 (dev d108, d104, d112). Here its
+reply is `{"operation": "difference", "a": 5.50, "b": 2.79}`: two numbers copied from the
+context units and one word. Code reads each operand back as the context writes it (its
+magnitude and unit, `restate.py`, so "1.3" of "1.3 GW" counts 1300 in an answer in MW),
+computes, takes the direction a question's wording implies ("fall", "how many times
+larger": the magnitude, the larger over the smaller) and rounds like a person writing the
+answer down (`answer.compute_decimals`).
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import get_args, Literal
+
+from stages.core.answer.restate import restate
+
+Operation = Literal["none", "difference", "sum", "ratio", "percent_change", "product"]
+OPERATIONS: tuple[str, ...] = get_args(Operation)
+_SYMBOL = {"difference": "-", "sum": "+", "ratio": "/", "product": "*"}
+# an answer unit that is a pure number: operands keep their own unit (a ratio of two energies)
+_UNITLESS = re.compile(r"percent|%|fraction|share|ratio|multiplier|times|factor|fold|x\b", re.IGNORECASE)
+_TIMES = re.compile(r"multiplier|times|factor|fold|\bx\b", re.IGNORECASE)
+_GROWTH = re.compile(r"\b(?:increase|increased|grow|grew|grown|growth|rise|rose|risen|more|higher|larger|greater)\b",
+                     re.IGNORECASE)
+
+
+def operand_value(x: float, unit: str, pointed: Sequence[str], others: Sequence[str]) -> float:
+    """An operand as the context states it: in the answer unit when it is a quantity (restated from
+    its mention), else with its own magnitude put back ("$800M" copied as 800 stays 800 next to 40)."""
+    return restate(x, pointed, others, "" if _UNITLESS.search(unit or "") else unit)
+
+
+def rounded(v: float, decimals: int) -> float:
+    """v with ``decimals`` decimals (at least 3 significant digits for |v| < 1); negative: unrounded."""
+    if decimals < 0 or v == 0 or not math.isfinite(v):
+        return v
+    if abs(v) < 1:
+        return round(v, max(decimals, 2 - math.floor(math.log10(abs(v)))))
+    return round(v, decimals)
+
+
+def rounded_conversion(v: float, copied: float, decimals: int) -> float:
+    """A copied number the reader converted (`restate`: "52 hours" read as 52 for days) rounded like
+    a computed one: 2.1666 -> 2.17. A change by a power of ten (kWh -> MWh, "772 billion") is exact
+    and stays as it is."""
+    if v == copied or copied == 0 or not math.isfinite(v):
+        return v
+    ratio = abs(v / copied)
+    if abs(math.log10(ratio) - round(math.log10(ratio))) < 1e-9:
+        return v
+    return rounded(v, decimals)
+
+
+def compute(operation: str, a: float, b: float | None, question: str, unit: str,
+            pointed: Sequence[str] = (), others: Sequence[str] = (), decimals: int = 2) -> tuple[float, str] | None:
+    """(value, expression) of the operation on the operands read back from the context, or None when
+    the operation is unknown, needs a b that is missing, or divides by zero. "none" is a in the answer
+    unit (a number the context states); a difference is a magnitude; a ratio answered as a multiplier
+    ("how many times larger") is at least 1; a percent change divides by the value it changed from:
+    the larger of the two for a fall, the smaller for a growth (the model's order is not trusted)."""
+    if operation not in OPERATIONS:
+        return None
+    va = operand_value(a, unit, pointed, others)
+    if operation == "none":  # copied; rounded only when converted ("52 hours" -> 2.17 days)
+        return (va, f"{a:g}") if va == a else (rounded(va, decimals), f"{a:g} converted to {unit}")
+    if b is None:
+        return None
+    vb = operand_value(b, unit, pointed, others)
+    if operation == "difference":
+        v, expr = abs(va - vb), f"{max(va, vb):g} - {min(va, vb):g}"
+    elif operation == "sum":
+        v, expr = va + vb, f"{va:g} + {vb:g}"
+    elif operation == "product":
+        v, expr = va * vb, f"{va:g} * {vb:g}"
+    elif operation == "ratio":
+        if _TIMES.search(unit or "") and abs(va) < abs(vb):
+            va, vb = vb, va
+        if vb == 0:
+            return None
+        v, expr = va / vb, f"{va:g} / {vb:g}"
+    else:  # percent_change
+        base = max(abs(va), abs(vb)) if not _GROWTH.search(question) else min(abs(va), abs(vb))
+        if base == 0:
+            return None
+        v, expr = abs(va - vb) / base * 100, f"|{va:g} - {vb:g}| / {base:g} * 100"
+    if not math.isfinite(v):
+        return None
+    return rounded(v, decimals), expr
