@@ -161,6 +161,16 @@ def naming_stats(labels: pl.DataFrame, retriever: Retriever, rp: RetrieveParams)
     return {"with_gold_doc": n, "naming": named, "gold_named": right, "wrong": wrong}
 
 
+def load_retriever(art: Path, params: dict) -> tuple[Retriever, pl.DataFrame, float]:
+    """(retriever over art/index and art/tree with the params' embedder, the tree's nodes, seconds
+    the index took to load); the caller closes ``retriever.cache``."""
+    nodes = pl.read_parquet(art / "tree" / "nodes.parquet")
+    embedder = make_embedder(section(EmbedParams, "embed", params))
+    t0 = time.perf_counter()
+    retriever = Retriever(art / "index", nodes, embedder, EmbeddingCache())
+    return retriever, nodes, time.perf_counter() - t0
+
+
 def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], retriever: Retriever,
              rp: RetrieveParams, nodes: pl.DataFrame, baselines: dict[str, object],
              budgets: tuple[int, ...]) -> dict[str, object]:
@@ -272,13 +282,8 @@ def main() -> None:
     args = ap.parse_args()
     params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
     rp = section(RetrieveParams, "retrieve", params)
-    art = Path(args.artifacts)
-    nodes = pl.read_parquet(art / "tree" / "nodes.parquet")
-    cache = EmbeddingCache()
-    embedder = make_embedder(section(EmbedParams, "embed", params))
-    t0 = time.perf_counter()
-    retriever = Retriever(art / "index", nodes, embedder, cache)
-    load_s = time.perf_counter() - t0
+    retriever, nodes, load_s = load_retriever(Path(args.artifacts), params)
+    embedder, cache = retriever.embedder, retriever.cache
 
     sents = {} if args.no_baselines else doc_sentences(nodes)
     flat = [(d, c) for d, ss in sents.items() for c in windows(ss, int(512 * rp.chars_per_token))]

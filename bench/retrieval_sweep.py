@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.lib.answer_eval import apply_overrides  # noqa: E402
-from bench.retrieval_eval import SETS, eval_set  # noqa: E402
+from bench.retrieval_eval import SETS, eval_set, load_retriever  # noqa: E402
 from stages.core.common.dataio import read_questions  # noqa: E402
 from stages.core.common.params import load_params, section  # noqa: E402
 from stages.core.common.values import is_blank  # noqa: E402
-from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder  # noqa: E402
 from stages.core.retrieve.params import RetrieveParams  # noqa: E402
-from stages.core.retrieve.search import Retriever  # noqa: E402
 from stages.core.score.bootstrap import paired_bootstrap  # noqa: E402
 
 
@@ -57,13 +54,8 @@ def main() -> None:
     args = ap.parse_args()
     variants = [parse_variant(v) for v in args.variants]
     base_params = load_params(ROOT / "params.yaml")
-    art = Path(args.artifacts)
-    nodes = pl.read_parquet(art / "tree" / "nodes.parquet")
-    cache = EmbeddingCache()
-    embedder = make_embedder(section(EmbedParams, "embed", base_params))
-    t0 = time.perf_counter()
-    retriever = Retriever(art / "index", nodes, embedder, cache)
-    print(f"index loaded in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    retriever, nodes, load_s = load_retriever(Path(args.artifacts), base_params)
+    print(f"index loaded in {load_s:.0f} s", file=sys.stderr)
     none = {"flat": [], "flat_vecs": None, "wins": [], "bm25": None}
     report: dict[str, dict] = {}
     lines = []
@@ -97,7 +89,7 @@ def main() -> None:
                          f"{m['evidence_recall']:.3f} [{row['ci'][0]:.3f}, {row['ci'][1]:.3f}] | {delta} | "
                          f"{m['mean_context_tokens']:.0f} | {res['miss_causes']} |")
         lines.append("")
-    cache.close()
+    retriever.cache.close()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print("\n".join(lines))

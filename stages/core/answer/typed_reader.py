@@ -291,8 +291,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
             return Reading(pointers=pointers)
         v = stated
         if restate_numbers:  # a JSON number or a plain number string (an expression is computed as written)
-            exact = restate(stated, [units[k - 1].text for k in pointers],
-                            [u.text for k, u in enumerate(units, start=1) if k not in pointers], unit)
+            exact = restate(stated, *_pointed_and_others(units, pointers), unit)
             v = rounded_conversion(exact, stated, compute_decimals)
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
@@ -302,6 +301,12 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                       lambda text: _grounded_value(grounded_v, text, unit, operands), evidence, narrow_pointers)
 
 
+def _pointed_and_others(units: Sequence[ContextBlock], pointers: Sequence[int]) -> tuple[list[str], list[str]]:
+    """The texts of the pointed units and of the others: a copied number is looked up there, in that order."""
+    return ([units[k - 1].text for k in pointers],
+            [u.text for k, u in enumerate(units, start=1) if k not in pointers])
+
+
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
                        units: Sequence[ContextBlock], narrow: bool, decimals: int) -> Reading:
     """An `operation` reply computed in code; grounded when its operands are stated numbers."""
@@ -309,9 +314,7 @@ def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence
     op = data.get("operation")
     if a is None or not isinstance(op, str):
         return Reading(pointers=pointers)
-    pointed = [units[k - 1].text for k in pointers]
-    others = [u.text for k, u in enumerate(units, start=1) if k not in pointers]
-    done = compute(op, a, b, question, unit, pointed, others, decimals)
+    done = compute(op, a, b, question, unit, *_pointed_and_others(units, pointers), decimals)
     if done is None:
         return Reading(pointers=pointers, expression=f"{op}({a:g}, {b if b is None else f'{b:g}'})")
     v, expression = done
