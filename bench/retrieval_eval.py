@@ -173,7 +173,9 @@ def load_retriever(art: Path, params: dict) -> tuple[Retriever, pl.DataFrame, fl
 
 def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], retriever: Retriever,
              rp: RetrieveParams, nodes: pl.DataFrame, baselines: dict[str, object],
-             budgets: tuple[int, ...]) -> dict[str, object]:
+             budgets: tuple[int, ...], keep_units: bool = False) -> dict[str, object]:
+    """Recalls of treerag (and the baselines, when given) at each budget, and the misses at the default
+    budget; ``keep_units``: also the default budget's context units per question ("units")."""
     embedder, cache = retriever.embedder, retriever.cache
     q_vecs, _ = embed_texts([r["question"] for r in labels.iter_rows(named=True)], embedder, cache, progress=False)
     retriever.prepare([q for qs in queries.values() for q in qs])
@@ -189,6 +191,7 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
     spans = page_spans(nodes) if pages else {}
     misses: list[dict[str, object]] = []
     latency_ms = 0.0
+    kept: dict[str, list] = {}
     for budget in budgets:
         ours, fl, bw = [], [], []
         p = rp.scaled(budget / rp.max_context_tokens)  # depth and budget grow together, as in answer retries
@@ -220,6 +223,7 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
             hits = sum(gold_page_hit(r, units_of[r["id"]], spans) for r in answerable)
             results["treerag"][budget]["gold_page_recall"] = round(hits / max(1, len(answerable)), 4)
         if budget == rp.max_context_tokens:
+            kept = units_of
             for r in rows_all:
                 if is_blank(r.get("answer_value")):
                     continue
@@ -235,7 +239,8 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
     return {"set": name, "questions": labels.height, "figure_only": len(fig),
             "named_docs": naming_stats(labels, retriever, rp),
             "ms_per_question": round(latency_ms, 1), "results": results,
-            "miss_causes": dict(Counter(m["cause"] for m in misses)), "misses": misses}
+            "miss_causes": dict(Counter(m["cause"] for m in misses)), "misses": misses,
+            **({"units": kept} if keep_units else {})}
 
 
 def compare_modes(args: argparse.Namespace, retriever: Retriever, rp: RetrieveParams, nodes: pl.DataFrame,

@@ -245,3 +245,37 @@ def test_table_blocks_render_neighbouring_rows_merged_as_a_window():
     on = build_context(tree, [], kw, RetrieveParams(bm25_k=2, max_context_tokens=10_000, table_blocks=True))
     assert on[0].text == ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n"
                           "| ELMo | 517.66 | 336 |\n| BERT | 12,041 | 79 |")
+
+
+def test_digit_aware_token_estimate():
+    assert count_tokens("abcdefgh", 4.0) == 2 and count_tokens("abcdefgh", 4.0, 1.5) == 2
+    assert count_tokens("12345678", 4.0) == 2
+    assert count_tokens("12345678", 4.0, 1.5) == 12  # every digit is a token of its own (and more)
+    assert count_tokens("ab 1234", 4.0, 1.0) == 5  # 3 other characters (1 token) + 4 digits
+    with pytest.raises(Exception, match="tokens_per_digit"):
+        RetrieveParams(tokens_per_digit=-1).validate()
+
+
+def test_table_trim_keeps_caption_header_and_the_rows_the_question_names():
+    tree = make_table_tree()
+    dense = [[("d:sec1:p3", 0.9), ("d:sec1:p1", 0.8)]]
+    focus = {t: 2.0 for t in tokenize("BERT")} | {t: 0.5 for t in tokenize("power")}
+    whole = build_context(tree, dense, [], RetrieveParams(siblings=0, bm25_k=0, fusion="append",
+                                                          max_context_tokens=10_000), focus=focus)
+    assert whole[0].node_ids == ["d:sec1:p3"] and "ELMo" in whole[0].text
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=20)
+    units = build_context(tree, dense, [], p, focus=focus)
+    assert units[0].node_ids == ["d:sec1:p3:s2"]  # the BERT row, as a row of its table
+    assert units[0].text == ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n"
+                             "| BERT | 12,041 | 79 |")
+    assert units[1].text == whole[1].text  # prose is trim_tokens' business
+    # a budget that holds two rows keeps the best two, in table order
+    two = build_context(tree, dense, [], RetrieveParams(**{**p.__dict__, "trim_table_tokens": 30}),
+                        focus=focus | {t: 1.0 for t in tokenize("ELMo")})
+    assert two[0].node_ids == ["d:sec1:p3:s1", "d:sec1:p3:s2"]
+    # no row named more than another: the table stays whole
+    same = build_context(tree, dense, [], p, focus={t: 1.0 for t in tokenize("power")})
+    assert same[0].node_ids == ["d:sec1:p3"]
+    # a table within the limit stays whole
+    big = build_context(tree, dense, [], RetrieveParams(**{**p.__dict__, "trim_table_tokens": 10_000}), focus=focus)
+    assert big[0].node_ids == ["d:sec1:p3"]

@@ -19,6 +19,9 @@ class SpyIndex:
         self.keyword_queries.append(query)
         return [(["d:sec1:p3"], 1.0)]
 
+    def term_weights(self, query):
+        return {}
+
 
 class CountingEmbedder:
     name, dim = "spy", 4

@@ -31,9 +31,14 @@ class RetrieveParams:
     # stop: the first unit that does not fit the budget ends the context | skip: shorter units after it still join
     fill: Literal["stop", "skip"] = "stop"
     trim_tokens: int = 0  # a prose unit longer than this is cut to its sentences richest in question keywords; 0 = off
+    # a table longer than this keeps its caption, header and the rows richest in question keywords; 0 = off
+    trim_table_tokens: int = 80
     top_k_final: int = 16
     max_context_tokens: int = 700
     chars_per_token: float = 4.0
+    # tokens one digit costs in the budget estimate (the other characters: chars_per_token each); 0 = a digit is
+    # an ordinary character. Qwen's tokenizer splits numbers into digits: a table of numbers costs ~2x chars/4
+    tokens_per_digit: float = 0.0
     exclude_references: bool = True
 
     def validate(self) -> None:
@@ -52,8 +57,11 @@ class RetrieveParams:
             raise ParamError("params.yaml: retrieve.doc_filter_min must be >= 0")
         if self.chars_per_token <= 0:
             raise ParamError("params.yaml: retrieve.chars_per_token must be > 0")
-        if self.trim_tokens < 0:
-            raise ParamError(f"params.yaml: retrieve.trim_tokens={self.trim_tokens} must be >= 0 (0 = off)")
+        for name in ("trim_tokens", "trim_table_tokens"):
+            if getattr(self, name) < 0:
+                raise ParamError(f"params.yaml: retrieve.{name}={getattr(self, name)} must be >= 0 (0 = off)")
+        if self.tokens_per_digit < 0:
+            raise ParamError(f"params.yaml: retrieve.tokens_per_digit={self.tokens_per_digit} must be >= 0 (0 = off)")
         if self.fill not in ("stop", "skip"):
             raise ParamError(f"params.yaml: retrieve.fill={self.fill!r} must be stop or skip")
 

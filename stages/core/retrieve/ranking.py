@@ -29,7 +29,7 @@ from stages.core.index.keywords import tokenize
 from stages.core.index.vocab import UNIT_SPELLINGS
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.tree.navigate import TreeView, is_ancestor
-from stages.core.tree.tables import table_block
+from stages.core.tree.tables import table_block, table_parts
 
 
 @dataclass
@@ -61,9 +61,19 @@ class RetrievedUnit:
         return "both" if len(self.sources) > 1 else next(iter(self.sources), "dense")
 
 
-def count_tokens(text: str, chars_per_token: float) -> int:
-    """Token estimate used for the context budget (no LLM tokenizer needed offline)."""
-    return max(1, math.ceil(len(text) / chars_per_token))
+def count_tokens(text: str, chars_per_token: float, tokens_per_digit: float = 0.0) -> int:
+    """Token estimate used for the context budget (no LLM tokenizer needed offline). With
+    ``tokens_per_digit`` a digit costs that much and only the other characters count per
+    ``chars_per_token``: tokenizers that split numbers into digits make a numeric table cost about
+    twice its chars/4 (bench/retrieval_sweep.py --real-tokens measures the estimate against Qwen's)."""
+    if tokens_per_digit <= 0:
+        return max(1, math.ceil(len(text) / chars_per_token))
+    digits = sum(c.isdigit() for c in text)
+    return max(1, math.ceil((len(text) - digits) / chars_per_token + digits * tokens_per_digit))
+
+
+def _tokens(text: str, p: RetrieveParams) -> int:
+    return count_tokens(text, p.chars_per_token, p.tokens_per_digit)
 
 
 def _minmax(x: np.ndarray) -> np.ndarray:
@@ -214,6 +224,8 @@ def build_context(
 
     if p.trim_tokens > 0 and focus:
         units = [trimmed(tree, u, focus, p) for u in units]
+    if p.trim_table_tokens > 0 and focus:
+        units = [trimmed_table(tree, u, focus, p) for u in units]
     pattern = unit_pattern(answer_unit) if p.unit_boost > 0 else None
     if pattern is not None:
         for u in units:
@@ -227,13 +239,13 @@ def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: Retrie
     """A prose unit longer than `trim_tokens` cut to its run of sentences that shares the most
     question keywords (idf-weighted), within `trim_tokens`: a 375-token paragraph that BM25 found
     for one sentence then leaves room for the next unit. Table rows and tables stay whole."""
-    if u.media == "table" or count_tokens(u.text, p.chars_per_token) <= p.trim_tokens:
+    if u.media == "table" or _tokens(u.text, p) <= p.trim_tokens:
         return u
     sents = [c for i in u.node_ids for c in ([i] if tree[i].level == "sentence" else tree.children.get(i, []))
              if tree[c].level == "sentence"]
     if len(sents) < 2:
         return u
-    sizes = [count_tokens(tree[i].text, p.chars_per_token) + 1 for i in sents]
+    sizes = [_tokens(tree[i].text, p) + 1 for i in sents]
     gains = [sum(w for t, w in focus.items() if t in toks) for toks in (set(tokenize(tree[i].text)) for i in sents)]
     best, best_score = (0, 1), -1.0
     for a in range(len(sents)):  # the best window starting at each sentence, grown while it fits
@@ -252,6 +264,48 @@ def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: Retrie
     return u
 
 
+def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: RetrieveParams) -> RetrievedUnit:
+    """A whole table longer than `trim_table_tokens` cut to its caption, header and the rows that
+    share the most question keywords (idf-weighted), in table order, within `trim_table_tokens`:
+    a 1,300-token table of numbers then costs the reader the rows it asks about. A table with
+    no row sharing a keyword beyond the others stays whole (nothing tells the rows apart)."""
+    para = u.node_ids[0] if len(u.node_ids) == 1 else None
+    if u.media != "table" or para is None or tree[para].level != "paragraph" or _tokens(u.text, p) <= p.trim_table_tokens:
+        return u
+    rows = [i for i in tree.children.get(para, []) if tree[i].level == "sentence"]
+    _, header, cells = table_parts(tree[para].text)
+    if len(rows) < 2 or len(rows) != len(cells):
+        return u
+    gains = [sum(w for t, w in focus.items() if t in set(tokenize(" ".join(c)))) for c in cells]
+    if max(gains) <= min(gains):
+        return u
+    keep: list[int] = []
+    for k in sorted(range(len(rows)), key=lambda k: (-gains[k], k)):
+        if gains[k] <= 0:
+            break
+        text = table_block(tree[para].text, sorted([*keep, k]))
+        if keep and _tokens(text, p) > p.trim_table_tokens:
+            break
+        keep.append(k)
+    if not keep:
+        return u
+    u.node_ids = [rows[k] for k in sorted(keep)]
+    u.text = table_block(tree[para].text, sorted(keep))
+    return u
+
+
+def _cut(text: str, budget: int, p: RetrieveParams) -> str:
+    """The longest prefix of `text` whose estimate fits `budget` tokens."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _tokens(text[:mid], p) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo]
+
+
 def _fill_budget(tree: TreeView, units: list[RetrievedUnit], p: RetrieveParams) -> list[RetrievedUnit]:
     """The first `top_k_final` units that fit `max_context_tokens`, in rank order (`fill`: stop at
     the first that does not fit, or skip it for shorter ones further down). With
@@ -266,7 +320,7 @@ def _fill_budget(tree: TreeView, units: list[RetrievedUnit], p: RetrieveParams) 
             b = blocks[table]
             ids = sorted(set(b.node_ids) | set(u.node_ids), key=_sentence_order(tree))
             text = table_block(tree[table].text, [tree.children[table].index(i) for i in ids])
-            n = count_tokens(text, p.chars_per_token)
+            n = _tokens(text, p)
             if used - b.n_tokens + n > p.max_context_tokens:
                 break
             used += n - b.n_tokens
@@ -280,11 +334,11 @@ def _fill_budget(tree: TreeView, units: list[RetrievedUnit], p: RetrieveParams) 
             break
         if table is not None and len(u.node_ids) > 1:  # neighbouring rows merged as a window
             u.text = table_block(tree[table].text, [tree.children[table].index(i) for i in u.node_ids])
-        u.n_tokens = count_tokens(u.text, p.chars_per_token)
+        u.n_tokens = _tokens(u.text, p)
         if used + u.n_tokens > p.max_context_tokens:
             if not out:  # the best unit alone is too long: cut it to the budget
-                u.text = u.text[: int(p.max_context_tokens * p.chars_per_token)]
-                u.n_tokens = count_tokens(u.text, p.chars_per_token)
+                u.text = _cut(u.text, p.max_context_tokens, p)
+                u.n_tokens = _tokens(u.text, p)
                 out.append(u)
             elif p.fill == "skip":
                 continue  # a shorter unit further down may still fit
@@ -358,7 +412,7 @@ def extend_context(prev: list[RetrievedUnit], wider: list[RetrievedUnit], p: Ret
             break
         if any(a == b or is_ancestor(a, b) or is_ancestor(b, a) for a in u.node_ids for b in seen):
             continue
-        n = count_tokens(u.text, p.chars_per_token)
+        n = _tokens(u.text, p)
         if used + n > p.max_context_tokens:
             continue  # a smaller, lower-ranked unit may still fit
         u.n_tokens = n
