@@ -24,6 +24,11 @@ def test_mentions_read_magnitude_words_suffixes_and_units() -> None:
     assert Mention(100, 100, "Gb") in got
     assert mentions("see http://x.com/a-10. 10 million cars") == [Mention(10, 1e7, "")]
     assert mentions("77,000 gigawatt-hours (GWh)") == [Mention(77000, 77000, "gigawatt-hours")]
+    table = "Table 5.\n| Model | Power (W) | CO2e |\n|---|---|---|\n| ELMo | 517.66 | 262 |\n| Energy (kWh) | 12 | 3 |"
+    assert mentions(table) == [Mention(5, 5, ""), Mention(517.66, 517.66, "W"),
+                               Mention(262, 262, ""), Mention(12, 12, "kWh"), Mention(3, 3, "kWh")]
+    assert mentions("Caption | Model: ELMo | Power (W): 517.66 | Hours: 336") == [
+        Mention(517.66, 517.66, "W"), Mention(336, 336, "")]
 
 
 @pytest.mark.parametrize(("unit", "expected"), [
@@ -65,6 +70,18 @@ def test_answer_unit_scale(unit, expected) -> None:
     (3500, ["| Llama 4 Scout 65 Meta | 3,500 1,354 |"], ["from 0.8 MWh (OLMo 20M) to 3,500 MWh (LLaMa 4 Scout)"],
      "GWh", 3.5),
     (3500, ["no such number"], ["| Llama 4 Scout | 3,500 |", "to 3,500 MWh (LLaMa 4 Scout)"], "GWh", 3.5),
+    # a table cell takes its row label's or column header's unit; a conversion by the wrong power of ten
+    # is redone (dev d510: 7,571 kWh written as 0.007571 MWh)
+    (0.007571, ["Table 5.\n|  | BLOOMz-7B | BLOOMz-3B |\n| Finetuning energy (kWh) | 7,571 | 3,242 |"], [],
+     "MWh", 7.571),
+    (7571, ["Table 5.\n|  | BLOOMz-7B | BLOOMz-3B |\n| Finetuning energy (kWh) | 7,571 | 3,242 |"], [], "MWh", 7.571),
+    (517.66, ["Table 3.\n| Model | Power (W) | Hours |\n|---|---|---|\n| ELMo | 517.66 | 336 |"], [], "kW", 0.51766),
+    (0.336, ["Table 3.\n| Model | Power (W) | Hours |\n| ELMo | 517.66 | 336 |"], [], "hours", 0.336),
+    (517.66, ["Table 3: Power. | Model: ELMo | Power (W): 517.66 | Hours: 336"], [], "kW", 0.51766),
+    (0.00145, ["it drew 145 ms per token"], [], "seconds", 0.145),
+    # ... never across families, and a number written in the answer's unit stands
+    (3242, ["|  | BLOOMz-7B | BLOOMz-3B |\n| Finetuning energy (kWh) | 7,571 | 3,242 |"], [], "hours", 3242),
+    (7.571, ["|  | BLOOMz-7B |\n| Finetuning energy (MWh) | 7.571 |"], [], "MWh", 7.571),
     # ... but not when a mention already writes it in the answer's unit, or the answer unit has no scale
     (3500, ["| Llama 4 Scout | 3,500 |"], ["3,500 MWh of training", "3,500 GWh in total"], "GWh", 3500),
     (3500, ["| Llama 4 Scout | 3,500 |"], ["3,500 MWh of training"], "tCO2e", 3500),

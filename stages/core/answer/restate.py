@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
+from stages.core.tree.tables import markdown_cells
 
 # unit spelling -> (family, scale in the family's base unit); matched case-sensitively, so that
 # "MW" (megawatt) and "mW", "ms" and "Ms" stay apart. Bare "B" is the billion suffix, never bytes.
@@ -70,18 +71,59 @@ class Mention:
     unit: str  # the word right after it when it is a known unit ("ms", "GW"), else ""
 
 
+# "Finetuning energy (kWh)", "Power (W)": a table label whose unit stands in brackets at its end
+_LABEL_UNIT = re.compile(r"\(([A-Za-zµμ]+(?:-hours?)?)\)\s*:?\s*$")
+# "Power (W): 517.66" in a table row written as a sentence (table_row_sentences)
+_LABELLED_CELL = re.compile(r"\(([A-Za-zµμ]+(?:-hours?)?)\):\s*([^|]+)")
+
+
+def _label_unit(label: str) -> str:
+    m = _LABEL_UNIT.search(label)
+    return m.group(1) if m and m.group(1) in _SCALES else ""
+
+
 def mentions(text: str) -> list[Mention]:
     """Every number of the text with its magnitude and unit; a web address states none (the
-    "10" of ".../report-10-million-cars..." would pass for a bare 10 next to "10 million cars")."""
-    out = []
+    "10" of ".../report-10-million-cars..." would pass for a bare 10 next to "10 million cars").
+    A table cell takes the unit its row label or column header writes in brackets
+    ("| Finetuning energy (kWh) | 7,571 |" states 7,571 kWh), when it writes none itself."""
     text = _URL.sub(" ", unicodedata.normalize("NFKC", text))
+    out: list[Mention] = []
+    header: list[str] | None = None
+    for line in text.splitlines():
+        if not line.strip().startswith("|"):
+            header = None
+            out += _line_mentions(line)
+            continue
+        cells = markdown_cells(line)
+        if header is None:
+            header = cells
+            out += [mn for c in cells for mn in _line_mentions(c)]
+            continue
+        if all(re.fullmatch(r":?-{2,}:?", c) for c in cells):
+            continue
+        row_unit = _label_unit(cells[0]) if cells else ""
+        for j, cell in enumerate(cells):
+            unit = row_unit or (_label_unit(header[j]) if 0 < j < len(header) else "")
+            out += _line_mentions(cell, unit if j > 0 else "")
+    return out
+
+
+def _line_mentions(text: str, cell_unit: str = "") -> list[Mention]:
+    """The mentions of one line of prose or one table cell (``cell_unit``: its label's unit)."""
+    units = {m.start(2): m.group(1) for m in _LABELLED_CELL.finditer(text) if m.group(1) in _SCALES}
+    out = []
     for m in _MENTION.finditer(text):
         whole, frac, word, suffix, unit = m.groups()
         if suffix and m.start() and text[m.start() - 1] == "-":
             suffix = None  # "Llama2-13B", "JetMoE-8B": a model's name, not 13 billion of something
         digits = float(whole.replace(",", "") + (frac or ""))
         scale = MAGNITUDE_WORDS[word.lower()] if word else MAGNITUDE_SUFFIXES[suffix] if suffix else 1.0
-        out.append(Mention(digits, digits * scale, unit if unit in _SCALES else ""))
+        own = unit if unit in _SCALES else ""
+        if not own and not word and not suffix:
+            labelled = [u for start, u in units.items() if start <= m.start() and not text[start:m.start()].strip(" ,;")]
+            own = labelled[0] if labelled else cell_unit
+        out.append(Mention(digits, digits * scale, own))
     return out
 
 
@@ -105,6 +147,9 @@ def _candidate(v: float, mention: Mention, target: tuple[str, float] | None, uni
         if own is not None and target is not None and own[1] != target[1]:
             return v * own[1] / target[1]  # "100 ms" copied as 100 for seconds
         return v
+    if own is not None and target is not None and own[1] != target[1] and any(
+            close(v * p, mention.value) or close(v, mention.value * p) for p in _POWERS_OF_TEN):
+        return mention.value * own[1] / target[1]  # converted by a wrong power of ten: 7,571 kWh as 0.007571 MWh
     if unit_magnitude or mention.value == mention.digits:
         return None
     if close(mention.digits, v):
