@@ -105,3 +105,32 @@ def test_a_converted_copy_is_rounded_but_a_change_by_a_power_of_ten_is_exact():
 def test_gpu_hours_and_gpu_days_convert_like_hours_and_days():
     from stages.core.answer.restate import restate
     assert restate(125, ["A p99 model training workflow takes 125 GPU days."], [], "GPU hours") == 3000
+
+
+@pytest.mark.parametrize(("question", "unit", "expected"), [
+    ("For a long prompt, how many times more energy does DeepSeek-R1 use on its own servers than on Azure?",
+     "multiplier", "ratio"),
+    ("By what percentage did the per-inference CO2 emissions of Mistral-small fall after quantization?",
+     "percent", "percent_change"),
+    ("How many more tCO2eq were emitted by the final runs than by the development runs?", "tCO2e", "difference"),
+    ("By how many megawatts did the storage capacity grow?", "MW", "difference"),
+    ("By how many percentage points did the share rise?", "percent", "difference"),
+    ("By how much did the emissions fall, in percent?", "percent", "percent_change"),
+    ("What share of the energy came from coal?", "percent", None),
+    ("What is the combined training plus finetuning energy?", "kWh", None),
+])
+def test_operation_asked_by_the_wording(question, unit, expected):
+    from stages.core.answer.arithmetic import operation_asked
+
+    assert operation_asked(question, unit) == expected
+
+
+def test_wording_overrides_the_models_operation_for_two_operands_only():
+    q = "How many times more energy does A use than B?"
+    assert compute("difference", 29.078, 7.41, q, "multiplier", from_wording=True)[0] == pytest.approx(3.92)
+    assert compute("difference", 29.078, 7.41, q, "multiplier")[0] == pytest.approx(21.67)  # off: as the model said
+    q = "By what percentage did the emissions of Mistral-small fall after quantization?"
+    assert compute("difference", 0.020, 0.015, q, "percent", from_wording=True)[0] == pytest.approx(25)
+    # one number (b = 0) or an operation the wording does not name: the model's choice stands
+    assert compute("difference", 33, 0, q, "percent", from_wording=True)[0] == pytest.approx(33)
+    assert compute("sum", 51686, 7571, "How many times more?", "multiplier", from_wording=True)[0] == 59257

@@ -29,6 +29,33 @@ _GROWTH = re.compile(r"\b(?:increase|increased|grow|grew|grown|growth|rise|rose|
                      re.IGNORECASE)
 
 
+# the operation a question's wording names; the 1.5B often answers "difference" to "how many times more"
+# (dev d608) or to "by what percentage did it fall" (dev d104)
+_ASKS_POINTS = re.compile(r"\bpercentage points?\b", re.IGNORECASE)
+_ASKS_PERCENT_CHANGE = re.compile(
+    r"\bby (?:what|how many) (?:percent|percentage)\b|\bpercent(?:age)? (?:increase|decrease|reduction|drop|fall|"
+    r"decline|rise|growth|change|saving|savings)\b|\bby how much\b.*\b(?:percent|percentage|%)", re.IGNORECASE)
+_ASKS_RATIO = re.compile(r"\bhow many times\b|\bby what factor\b|\bwhat factor\b|\bhow many-?fold\b", re.IGNORECASE)
+_ASKS_DIFFERENCE = re.compile(
+    r"\bhow (?:many|much) (?:more|fewer|less|cheaper|lower|higher|larger|smaller|greater|longer|shorter|faster|"
+    r"slower)\b|\bby how (?:many|much)\b", re.IGNORECASE)
+
+
+def operation_asked(question: str, unit: str) -> str | None:
+    """The operation the question's wording names (percent change, ratio or difference), or None
+    when it names none or several could be meant."""
+    if _ASKS_POINTS.search(question):
+        return "difference"
+    percent = re.search(r"percent|%", unit or "", re.IGNORECASE) is not None
+    if _ASKS_PERCENT_CHANGE.search(question) and (percent or not unit):
+        return "percent_change"
+    if _ASKS_RATIO.search(question) or (_TIMES.search(unit or "") and not _ASKS_DIFFERENCE.search(question)):
+        return "ratio"
+    if _ASKS_DIFFERENCE.search(question) and not percent:
+        return "difference"
+    return None
+
+
 def operand_value(x: float, unit: str, pointed: Sequence[str], others: Sequence[str]) -> float:
     """An operand as the context states it: in the answer unit when it is a quantity (restated from
     its mention), else with its own magnitude put back ("$800M" copied as 800 stays 800 next to 40)."""
@@ -57,14 +84,19 @@ def rounded_conversion(v: float, copied: float, decimals: int) -> float:
 
 
 def compute(operation: str, a: float, b: float | None, question: str, unit: str,
-            pointed: Sequence[str] = (), others: Sequence[str] = (), decimals: int = 2) -> tuple[float, str] | None:
+            pointed: Sequence[str] = (), others: Sequence[str] = (), decimals: int = 2,
+            from_wording: bool = False) -> tuple[float, str] | None:
     """(value, expression) of the operation on the operands read back from the context, or None when
     the operation is unknown, needs a b that is missing, or divides by zero. "none" is a in the answer
     unit (a number the context states); a difference is a magnitude; a ratio answered as a multiplier
     ("how many times larger") is at least 1; a percent change divides by the value it changed from:
-    the larger of the two for a fall, the smaller for a growth (the model's order is not trusted)."""
+    the larger of the two for a fall, the smaller for a growth (the model's order is not trusted).
+    ``from_wording``: a difference, ratio or percent change of two numbers is the one the question's
+    wording names (`operation_asked`), whichever of the three the model chose."""
     if operation not in OPERATIONS:
         return None
+    if from_wording and operation in ("difference", "ratio", "percent_change") and b:
+        operation = operation_asked(question, unit) or operation  # two numbers given: the wording decides how
     va = operand_value(a, unit, pointed, others)
     if operation == "none":  # copied; rounded only when converted ("52 hours" -> 2.17 days)
         return (va, f"{a:g}") if va == a else (rounded(va, decimals), f"{a:g} converted to {unit}")

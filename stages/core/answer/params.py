@@ -29,6 +29,9 @@ class AnswerParams:
     # "" = number_format; operation: code computes (arithmetic.py; v13: dev +0.012, train +0.018 vs expression)
     compute_format: str = "operation"
     compute_decimals: int = 2  # operation: a computed answer keeps this many decimals (3 significant below 1); -1 = all
+    # operation: the question's wording ("how many times", "by what percentage", "how many more") picks difference,
+    # ratio or percent change for two operands, not the model
+    operation_from_wording: bool = True
     # question kinds the typed reader answers; the others keep the free reader
     typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text", "explain"])
     # where the kind and unit come from the question alone (kinds.question_type): auto = where the questions

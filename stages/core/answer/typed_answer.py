@@ -160,7 +160,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                                         narrow_pointers=params.narrow_pointers,
                                         explain_min_words=params.explain_min_words,
                                         explain_chars=params.explain_max_chars, question=question,
-                                        compute_decimals=params.compute_decimals)
+                                        compute_decimals=params.compute_decimals,
+                                        operation_from_wording=params.operation_from_wording)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = reading.grounded or not params.retry_ungrounded

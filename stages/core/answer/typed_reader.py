@@ -229,7 +229,8 @@ def explanation(text: Any, units: Sequence[ContextBlock], min_words: int = EXPLA
 def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequence[ContextBlock],
                true_prob: float | None = None, *, restate_numbers: bool = True,
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
-               explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2) -> Reading:
+               explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
+               operation_from_wording: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -270,7 +271,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                           lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence,
                           narrow_pointers)
     if "operation" in data:
-        return _operation_reading(data, pointers, evidence, question, unit, units, narrow_pointers, compute_decimals)
+        return _operation_reading(data, pointers, evidence, question, unit, units, narrow_pointers, compute_decimals,
+                                  operation_from_wording)
     raw = data.get("value")
     expression, operands, exact = "", (), None
     stated = _number(raw) if not isinstance(raw, str) else None
@@ -308,13 +310,14 @@ def _pointed_and_others(units: Sequence[ContextBlock], pointers: Sequence[int]) 
 
 
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
-                       units: Sequence[ContextBlock], narrow: bool, decimals: int) -> Reading:
+                       units: Sequence[ContextBlock], narrow: bool, decimals: int,
+                       from_wording: bool = False) -> Reading:
     """An `operation` reply computed in code; grounded when its operands are stated numbers."""
     a, b = _number(data.get("a")), _number(data.get("b"))
     op = data.get("operation")
     if a is None or not isinstance(op, str):
         return Reading(pointers=pointers)
-    done = compute(op, a, b, question, unit, *_pointed_and_others(units, pointers), decimals)
+    done = compute(op, a, b, question, unit, *_pointed_and_others(units, pointers), decimals, from_wording)
     if done is None:
         return Reading(pointers=pointers, expression=f"{op}({a:g}, {b if b is None else f'{b:g}'})")
     v, expression = done
