@@ -50,6 +50,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "fa_off": {"flash_attn_type": "DISABLED"},
     "q8_kv": {"flash_attn_type": "ENABLED", "cache_type_k": "Q8_0", "cache_type_v": "Q8_0"},
     "ubatch_128": {"n_ubatch": 128, "n_batch": 128},
+    "ubatch_256": {"n_ubatch": 256, "n_batch": 256},
     "ubatch_1024": {"n_ubatch": 1024, "n_batch": 1024},
     "base_again": {},  # the same as base, last: how much the machine's noise moves a number
 }
