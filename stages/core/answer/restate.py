@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
-from stages.core.tree.tables import markdown_cells
+from stages.core.tree.tables import is_separator, markdown_cells
 
 # unit spelling -> (family, scale in the family's base unit); matched case-sensitively, so that
 # "MW" (megawatt) and "mW", "ms" and "Ms" stay apart. Bare "B" is the billion suffix, never bytes.
@@ -100,7 +100,7 @@ def mentions(text: str) -> list[Mention]:
             header = cells
             out += [mn for c in cells for mn in _line_mentions(c)]
             continue
-        if all(re.fullmatch(r":?-{2,}:?", c) for c in cells):
+        if is_separator(cells):
             continue
         row_unit = _label_unit(cells[0]) if cells else ""
         for j, cell in enumerate(cells):

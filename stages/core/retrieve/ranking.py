@@ -235,6 +235,13 @@ def build_context(
     return _fill_budget(tree, units, p)
 
 
+def keyword_gain(text: str, focus: dict[str, float]) -> float:
+    """The summed weight of the question keywords the text contains (how `trimmed` and
+    `trimmed_table` tell a unit's sentences or a table's rows apart)."""
+    toks = set(tokenize(text))
+    return sum(w for t, w in focus.items() if t in toks)
+
+
 def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: RetrieveParams) -> RetrievedUnit:
     """A prose unit longer than `trim_tokens` cut to its run of sentences that shares the most
     question keywords (idf-weighted), within `trim_tokens`: a 375-token paragraph that BM25 found
@@ -246,7 +253,7 @@ def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: Retrie
     if len(sents) < 2:
         return u
     sizes = [_tokens(tree[i].text, p) + 1 for i in sents]
-    gains = [sum(w for t, w in focus.items() if t in toks) for toks in (set(tokenize(tree[i].text)) for i in sents)]
+    gains = [keyword_gain(tree[i].text, focus) for i in sents]
     best, best_score = (0, 1), -1.0
     for a in range(len(sents)):  # the best window starting at each sentence, grown while it fits
         used, score = 0, 0.0
@@ -276,7 +283,7 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     _, header, cells = table_parts(tree[para].text)
     if len(rows) < 2 or len(rows) != len(cells):
         return u
-    gains = [sum(w for t, w in focus.items() if t in set(tokenize(" ".join(c)))) for c in cells]
+    gains = [keyword_gain(" ".join(c), focus) for c in cells]
     if max(gains) <= min(gains):
         return u
     keep: list[int] = []

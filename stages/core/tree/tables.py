@@ -389,6 +389,11 @@ def markdown_cells(line: str) -> list[str]:
     return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
+def is_separator(cells: list[str]) -> bool:
+    """Whether a markdown table line's cells are its header separator (| --- | :---: |)."""
+    return all(re.fullmatch(r":?-{2,}:?", c) for c in cells)
+
+
 def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
     """(caption cut at CAPTION_CHARS_IN_ROW, header cells, data rows) of a (caption +) markdown
     table; a data row with no value is left out, so the rows line up with `table_row_sentences`."""
@@ -401,7 +406,7 @@ def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
                 caption = f"{caption} {line}".strip()
             continue
         cells = markdown_cells(line)
-        if all(re.fullmatch(r":?-{2,}:?", c) for c in cells) or (rows and not any(cells)):
+        if is_separator(cells) or (rows and not any(cells)):
             continue  # the separator line, or an empty data row (the first line is the header, even empty)
         rows.append(cells)
     if not rows:
