@@ -1,7 +1,7 @@
 """Markdown tables shown to the reader as records (stages/core/table_records.py)."""
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.table_records import table_records
+from stages.core.answer.table_records import grouped_columns, table_records
 from stages.core.answer.typed_answer import (
     TypedMember,
     TypedSetup,
@@ -49,9 +49,8 @@ def test_mangled_tables_stay_as_they_are():
     glued_header = ("| Coal 38 No | energy source Number of Models Low-Carbon? Average Carbon Intensity |\n"
                     "|---|---|\n| Oil 12 No | 453.6 |")
     ragged = "| A | B | C |\n|---|---|---|\n| x | 1 |\n"
-    no_separator = "| A | B |\n| x | 1 |"
     empty_name = "| A |  |\n|---|---|\n| x | 1 |"
-    for text in (glued_values, glued_header, ragged, no_separator, empty_name, "No table | here."):
+    for text in (glued_values, glued_header, ragged, empty_name, "No table | here."):
         assert table_records(text) == text
 
 
@@ -82,3 +81,41 @@ def test_the_reader_sees_records_only_when_asked():
 def test_an_escaped_pipe_stays_inside_its_cell():
     # cells are split as tables.table_parts splits them (tables.markdown_cells)
     assert table_records("| Model | Size |\n|---|---|\n| a \\| b | 7B |") == "a | b: Size = 7B"
+
+
+def test_a_trimmed_table_without_its_separator_line_is_still_read_as_records():
+    """retrieve.trim_table_tokens keeps caption, header and some rows (tree.tables.table_block), no |---| line."""
+    from stages.core.tree.tables import table_block
+
+    full = "Table 2: Costs.\n| Model | Hours | kWh |\n|---|---|---|\n| A | 6 | 3.1 |\n| B | 90 | 93.3 |\n| C | 216 | 237.6 |"
+    trimmed = table_block(full, [1, 2])
+    assert "---" not in trimmed
+    assert table_records(trimmed) == "Table 2: Costs.\nB: Hours = 90; kWh = 93.3\nC: Hours = 216; kWh = 237.6"
+    assert table_records("| A | B |\n| x | 1 |") == "x: B = 1"
+
+
+GROUPED = ("Table B2 Comparison single vs. double node deployment\n"
+           "| Model | Duration (s) Energy consumed (Wh) single double ratio single double ratio |\n|---|---|\n"
+           "| Qwen | 2.5 72B 164.44 308.16 1.87 48.66 95.70 1.97 |\n"
+           "| DS Llama | 70B 2543.47 6792.54 2.67 702.06 1899.86 2.71 |")
+
+
+def test_grouped_columns_are_cut_per_group_and_sub_column():
+    assert grouped_columns("Duration (s) Energy consumed (Wh) single double ratio single double ratio") == [
+        "Duration (s) single", "Duration (s) double", "Duration (s) ratio",
+        "Energy consumed (Wh) single", "Energy consumed (Wh) double", "Energy consumed (Wh) ratio"]
+    # sub-columns that do not repeat once per group, one group, or no bracketed group: not grouped
+    assert grouped_columns("Duration (s) Energy (Wh) single double ratio single double mean") == []
+    assert grouped_columns("Energy (Wh) single double") == []
+    assert grouped_columns("Hardware Power Hours kWh") == []
+
+
+def test_a_table_glued_under_grouped_columns_becomes_records_only_when_asked():
+    assert table_records(GROUPED) == GROUPED
+    out = table_records(GROUPED, grouped_headers=True).split("\n")
+    assert out[0].startswith("Table B2")
+    assert "Energy consumed (Wh) double: Qwen 2.5 72B = 95.70; DS Llama 70B = 1899.86" in out
+    assert "Duration (s) ratio: Qwen 2.5 72B = 1.87; DS Llama 70B = 2.67" in out
+    # a row with fewer numbers than grouped columns: the table stays as it is
+    short = GROUPED.replace("2.67 702.06 1899.86 2.71", "2.67 702.06")
+    assert table_records(short, grouped_headers=True) == short

@@ -50,6 +50,12 @@ class AnswerParams:
     restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
     narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
     table_records: bool = True  # well-formed markdown tables are shown as records, "row: column = value; ..."
+    # table_records: also two-column tables glued under grouped names ("Duration (s) Energy (Wh) single double
+    # single double"), cut into one column per group and sub-column (table_records.grouped_columns)
+    grouped_headers: bool = True
+    # a number copied from a table record is swapped for the record's cell whose column name shares more of
+    # the question's words (table_cells.py): the model finds the row, code picks the cell
+    cell_from_header: bool = True
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
     # question kinds shown the worked examples; the others get the system prompt alone (measured: numeric
     # answers read better without them, True/False and names worse)

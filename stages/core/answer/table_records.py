@@ -15,7 +15,9 @@ the value stands next to both names. One record per row; a table wider than it i
 Only well-formed tables are rewritten: a short name over every value column, every row as wide
 as the header and no cell packing several numbers. A table whose columns extraction glued
 together ("| Hardware Power (W) Hours kWh | 1415.78 12 27 26 |") stays as it is: as records
-it would pair the wrong names with the values.
+it would pair the wrong names with the values, unless its header is grouped columns
+(`grouped_columns`, answer.grouped_headers), whose names and count are certain. A trimmed table
+(retrieve.trim_table_tokens) has no separator line; its first line is still the header.
 """
 from __future__ import annotations
 
@@ -29,12 +31,24 @@ MAX_HEADER_WORDS = 6  # a longer column name is several names glued together
 MAX_NUMBERS_PER_CELL = 2  # "0.70(0.54, 0.87)" is one value with its interval; more is glued columns
 
 
-def _grid(lines: list[str]) -> list[list[str]] | None:
-    """Header + rows of a markdown table block, or None when it is not well-formed."""
-    if len(lines) < 3 or not _SEPARATOR.match(lines[1].replace(" ", "")):
+def _header_and_rows(lines: list[str]) -> tuple[list[str], list[list[str]]] | None:
+    """The header cells and the data rows of a markdown table block. The separator line is optional:
+    a trimmed table (tree.tables.table_block) is its caption, header and chosen rows without one."""
+    body = lines[2:] if len(lines) > 1 and _SEPARATOR.match(lines[1].replace(" ", "")) else lines[1:]
+    if not body:
         return None
-    header = markdown_cells(lines[0])
-    rows = [markdown_cells(ln) for ln in lines[2:]]
+    return markdown_cells(lines[0]), [markdown_cells(ln) for ln in body]
+
+
+def _grid(lines: list[str], grouped_headers: bool = False) -> list[list[str]] | None:
+    """Header + rows of a markdown table block, or None when it is not well-formed
+    (``grouped_headers``: also a two-column table glued under grouped column names, `_grouped_grid`)."""
+    parts = _header_and_rows(lines)
+    if parts is None:
+        return None
+    header, rows = parts
+    if grouped_headers and (grid := _grouped_grid(header, rows)):
+        return grid
     width = len(header)
     if width < 2 or any(len(r) != width for r in rows) or not all(header[1:]):
         return None
@@ -47,6 +61,42 @@ def _grid(lines: list[str]) -> list[list[str]] | None:
     return [header, *rows]
 
 
+def grouped_columns(glued: str) -> list[str]:
+    """Column names of a glued header whose groups end in a bracketed unit and whose sub-columns follow
+    them, repeated once per group: "Duration (s) Energy consumed (Wh) single double ratio single double
+    ratio" -> "Duration (s) single", ..., "Energy consumed (Wh) ratio". [] when the header is not so."""
+    m = re.match(r"^(.*\))\s+([^()]+)$", glued.strip())
+    if not m:
+        return []
+    groups = [g.strip() for g in re.split(r"(?<=\))\s+", m.group(1)) if g.strip()]
+    subs = m.group(2).split()
+    if len(groups) < 2 or len(subs) % len(groups) or not all(g.endswith(")") for g in groups):
+        return []
+    period = len(subs) // len(groups)
+    if period < 2 or any(subs[i] != subs[i % period] for i in range(len(subs))):
+        return []
+    return [f"{g} {s}" for g in groups for s in subs[:period]]
+
+
+def _grouped_grid(header: list[str], rows: list[list[str]]) -> list[list[str]] | None:
+    """A two-column table whose second column glues grouped columns (`grouped_columns`) and whose rows
+    end in exactly that many numbers; words before the numbers ("| Qwen | 2.5 72B 164.44 ...") belong
+    to the row's name."""
+    if len(header) != 2 or not rows or any(len(r) != 2 for r in rows):
+        return None
+    columns = grouped_columns(header[1])
+    if not columns:
+        return None
+    out = [[header[0], *columns]]
+    for name, values in rows:
+        tokens = values.split()
+        if len(tokens) < len(columns) or not all(_NUMBER_TOKEN.match(t) for t in tokens[-len(columns):]):
+            return None
+        lead = tokens[: len(tokens) - len(columns)]
+        out.append([" ".join([name, *lead]).strip(), *tokens[-len(columns):]])
+    return out
+
+
 def _records(grid: list[list[str]]) -> list[str]:
     header, rows = grid[0], grid[1:]
     if len(header) - 1 > len(rows):  # wide: one record per value column
@@ -54,8 +104,9 @@ def _records(grid: list[list[str]]) -> list[str]:
     return [f"{r[0]}: " + "; ".join(f"{header[j]} = {r[j]}" for j in range(1, len(header)) if r[j]) for r in rows]
 
 
-def table_records(text: str) -> str:
-    """`text` with each well-formed markdown table replaced by its records (other lines kept)."""
+def table_records(text: str, grouped_headers: bool = False) -> str:
+    """`text` with each well-formed markdown table replaced by its records (other lines kept);
+    ``grouped_headers``: also tables glued under grouped column names (`grouped_columns`)."""
     if "|" not in text:
         return text
     lines = text.split("\n")
@@ -70,7 +121,7 @@ def table_records(text: str) -> str:
         while j < len(lines) and lines[j].lstrip().startswith("|"):
             j += 1
         block = lines[i:j]
-        grid = _grid(block)
+        grid = _grid(block, grouped_headers)
         out.extend(_records(grid) if grid else block)
         i = j
     return "\n".join(out)

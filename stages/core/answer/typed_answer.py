@@ -56,8 +56,8 @@ def typed_prefixes(params: AnswerParams) -> TypedSetup:
 
 def typed_units(blocks: Sequence[ContextBlock], params: AnswerParams) -> list[ContextBlock]:
     """A context level as the typed reader numbers and shows it (tables as records with answer.table_records)."""
-    return [ContextBlock(b.doc_id, table_records(b.text) if params.table_records else b.text, b.media, b.image)
-            for b in blocks]
+    return [ContextBlock(b.doc_id, table_records(b.text, params.grouped_headers) if params.table_records else b.text,
+                         b.media, b.image) for b in blocks]
 
 
 def number_format_for(question: str, unit: str, params: AnswerParams, member_format: str = "",
@@ -161,7 +161,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                                         explain_min_words=params.explain_min_words,
                                         explain_chars=params.explain_max_chars, question=question,
                                         compute_decimals=params.compute_decimals,
-                                        operation_from_wording=params.operation_from_wording)
+                                        operation_from_wording=params.operation_from_wording,
+                                        pick_cells=params.cell_from_header)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = reading.grounded or not params.retry_ungrounded

@@ -28,6 +28,7 @@ from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import NumberFormat
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.restate import restate
+from stages.core.answer.table_cells import pick_cell
 from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
 from stages.core.index.vocab import CONVERSION_CONSTANTS
@@ -230,7 +231,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                true_prob: float | None = None, *, restate_numbers: bool = True,
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
-               operation_from_wording: bool = False) -> Reading:
+               operation_from_wording: bool = False, pick_cells: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -238,7 +239,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     the magnitude or unit the context writes next to it gets them back (`restate.py`).
     ``narrow_pointers``: a grounded answer points only at the pointed units that state it.
     An `operation` reply (number_format "operation") is computed by `arithmetic.compute` for
-    ``question`` and rounded to ``compute_decimals``.
+    ``question`` and rounded to ``compute_decimals``. ``pick_cells``: a number copied from a table
+    record becomes the record's cell whose column name the question names (`table_cells.pick_cell`).
     """
     if not data:
         return Reading()
@@ -291,6 +293,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     else:
         if stated is None:
             return Reading(pointers=pointers)
+        if pick_cells and question:
+            stated = pick_cell(question, stated, _table_texts(units, pointers))
         v = stated
         if restate_numbers:  # a JSON number or a plain number string (an expression is computed as written)
             exact = restate(stated, *_pointed_and_others(units, pointers), unit)
@@ -301,6 +305,12 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     grounded_v = v if exact is None else exact  # a rounded conversion is grounded as computed
     return _repointed(Reading(value, pointers, expression=expression), units,
                       lambda text: _grounded_value(grounded_v, text, unit, operands), evidence, narrow_pointers)
+
+
+def _table_texts(units: Sequence[ContextBlock], pointers: Sequence[int]) -> list[str]:
+    """The table units' texts, the pointed ones first."""
+    order = [*pointers, *(k for k in range(1, len(units) + 1) if k not in pointers)]
+    return [units[k - 1].text for k in order if units[k - 1].media == "table"]
 
 
 def _pointed_and_others(units: Sequence[ContextBlock], pointers: Sequence[int]) -> tuple[list[str], list[str]]:
