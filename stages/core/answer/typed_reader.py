@@ -24,6 +24,7 @@ from typing import Any
 from stages.core.answer.arithmetic import OPERATIONS, compute, rounded_conversion
 from stages.core.answer.grounding import eval_arithmetic, grounded_number, numbers_in
 from stages.core.answer.kinds import Kind
+from stages.core.answer.names import tidy_name
 from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import NumberFormat
 from stages.core.answer.record import ContextBlock
@@ -231,7 +232,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                true_prob: float | None = None, *, restate_numbers: bool = True,
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
-               operation_from_wording: bool = False, pick_cells: bool = False) -> Reading:
+               operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -241,6 +242,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     An `operation` reply (number_format "operation") is computed by `arithmetic.compute` for
     ``question`` and rounded to ``compute_decimals``. ``pick_cells``: a number copied from a table
     record becomes the record's cell whose column name the question names (`table_cells.pick_cell`).
+    ``tidy_names``: a name answer loses the question's "Which ..." words at its ends (`names.tidy_name`).
     """
     if not data:
         return Reading()
@@ -261,6 +263,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         if not isinstance(ans, str) or not ans.strip() or ans.strip().lower() in ("null", BLANK):
             return Reading(pointers=pointers)
         phrase = ans.strip().rstrip(".")
+        if tidy_names and question:
+            phrase = tidy_name(phrase, question)
         return _repointed(Reading(phrase, pointers), units, lambda text: phrase.lower() in text.lower(), evidence,
                           narrow_pointers)
     if kind == "range":
