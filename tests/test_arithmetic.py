@@ -134,3 +134,20 @@ def test_wording_overrides_the_models_operation_for_two_operands_only():
     # one number (b = 0) or an operation the wording does not name: the model's choice stands
     assert compute("difference", 33, 0, q, "percent", from_wording=True)[0] == pytest.approx(33)
     assert compute("sum", 51686, 7571, "How many times more?", "multiplier", from_wording=True)[0] == 59257
+
+
+def test_a_runaway_operand_becomes_the_stated_number_with_its_leading_digits():
+    """dev d312: "b": 4000000000000000.0000000000000000e-0 for the "40" of "$40M" (the JSON grammar's 16 digits)."""
+    from stages.core.answer.arithmetic import runaway, unrunaway
+
+    text = ("For example, we estimate that it cost $800M to acquire the hardware used to train GPT-4, compared "
+            "to $40M for the amortized hardware CapEx + energy cost (Figure 4).")
+    assert runaway(4e15) and runaway(1.2e12) and not runaway(1.23e12) and not runaway(40.0)
+    assert unrunaway(4e15, 800, [text], []) == 40  # "40" is nearer 800 than the "4" of "Figure 4"
+    assert unrunaway(4e15, 800, [], [text]) == 40  # the other units when no pointed unit has it
+    assert unrunaway(9e15, 800, [text], []) == 9e15  # no stated number starts with 9: unchanged
+    assert unrunaway(40.0, 800, [text], []) == 40.0  # not a runaway
+    q = ("How many times larger is the estimated hardware acquisition cost for training GPT-4 than its "
+         "amortized hardware CapEx plus energy cost?")
+    value, _ = compute("ratio", 800, 4e15, q, "multiplier", [text], [], 2, True)
+    assert value == pytest.approx(20.0)

@@ -17,10 +17,11 @@ import re
 from collections.abc import Sequence
 from typing import get_args, Literal
 
-from stages.core.answer.restate import restate
+from stages.core.answer.restate import mentions, restate
 
 Operation = Literal["none", "difference", "sum", "ratio", "percent_change", "product"]
 OPERATIONS: tuple[str, ...] = get_args(Operation)
+RUNAWAY_MIN = 1e12  # an operand this large written as one or two digits and zeros is a runaway (`runaway`)
 _SYMBOL = {"difference": "-", "sum": "+", "ratio": "/", "product": "*"}
 # an answer unit that is a pure number: operands keep their own unit (a ratio of two energies)
 _UNITLESS = re.compile(r"percent|%|fraction|share|ratio|multiplier|times|factor|fold|x\b", re.IGNORECASE)
@@ -62,6 +63,32 @@ def operand_value(x: float, unit: str, pointed: Sequence[str], others: Sequence[
     return restate(x, pointed, others, "" if _UNITLESS.search(unit or "") else unit)
 
 
+def _significant(x: float) -> str:
+    """The significant digits of x ("4" for 4e15 and for 40, "125" for 0.0125)."""
+    return re.sub(r"[^1-9]*$", "", re.sub(r"^[0.]*", "", f"{abs(x):.15f}".rstrip("0"))) or "0"
+
+
+def runaway(x: float) -> bool:
+    """An operand the model ran away on: a digit or two, then zeros up to the JSON grammar's 16-digit
+    limit ("b": 4000000000000000.0000000000000000e-0 for the "40" of "$40M", dev d312)."""
+    return math.isfinite(x) and abs(x) >= RUNAWAY_MIN and len(_significant(x)) <= 2
+
+
+def unrunaway(x: float, other: float, pointed: Sequence[str], others: Sequence[str]) -> float:
+    """A runaway operand as the number the context writes with the same leading digits, the one
+    nearest the other operand in magnitude ("40" next to 800, not "4"); x when none does."""
+    if not runaway(x):
+        return x
+    lead = _significant(x)
+    for texts in (pointed, others):
+        found = [m.digits for t in texts for m in mentions(t)
+                 if m.digits and _significant(m.digits) == lead and not runaway(m.digits)]
+        if found:
+            ref = abs(other) if other else 1.0
+            return min(found, key=lambda d: abs(math.log10(abs(d)) - math.log10(ref)))
+    return x
+
+
 def rounded(v: float, decimals: int) -> float:
     """v with ``decimals`` decimals (at least 3 significant digits for |v| < 1); negative: unrounded."""
     if decimals < 0 or v == 0 or not math.isfinite(v):
@@ -95,6 +122,8 @@ def compute(operation: str, a: float, b: float | None, question: str, unit: str,
     wording names (`operation_asked`), whichever of the three the model chose."""
     if operation not in OPERATIONS:
         return None
+    if b is not None:  # the grammar lets the model write zeros up to 16 digits; one operand is then a runaway
+        a, b = unrunaway(a, b, pointed, others), unrunaway(b, a, pointed, others)
     if from_wording and operation in ("difference", "ratio", "percent_change") and b:
         operation = operation_asked(question, unit) or operation  # two numbers given: the wording decides how
     va = operand_value(a, unit, pointed, others)
