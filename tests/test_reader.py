@@ -529,3 +529,10 @@ def test_quote_first_demos_show_a_quote_from_the_gold_unit():
     reply = json.loads(turns[1]["content"])
     assert list(reply) == ["units", "quote", "value"] and "13,000" in reply["quote"]
     assert len(reply["quote"]) <= reader.QUOTE_CHARS
+
+
+def test_question_first_also_puts_the_question_before_the_context():
+    plain = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2], "json")
+    first = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2], "json", question_first=True)
+    assert first == "Question: How many lbs?\n\n" + plain
+    assert first.index("Question:") < first.index("Context:") < first.rindex("Question:")

@@ -61,7 +61,7 @@ def _quote(kind: Kind, value: str, gold: ContextBlock) -> str:
 
 
 def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFormat,
-                  quote: bool = False) -> list[dict[str, str]]:
+                  quote: bool = False, question_first: bool = False) -> list[dict[str, str]]:
     """user/assistant turns for the demo questions `ids` of a labelled questions CSV."""
     if not ids:
         return []
@@ -83,7 +83,7 @@ def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFor
         unit = r["answer_unit"] or BLANK
         kind = question_kind(r["question"], unit)
         turns.append({"role": "user", "content": user_message(r["question"], unit, kind, units, number_format,
-                                                              quote)})
+                                                              quote, question_first)})
         turns.append({"role": "assistant", "content": _reply(kind, r["answer_value"], units.index(gold) + 1,
                                                             r.get("explanation") or "", number_format,
                                                             _quote(kind, r["answer_value"], gold) if quote else None)})

@@ -47,6 +47,7 @@ class AnswerParams:
     abstain: str = "never"
     tf_logprobs: bool = True  # True/False from calibrated token probabilities
     quote_first: bool = False  # the reply copies the words that state the answer before giving it
+    question_first: bool = False  # typed: the question also before the context (read knowing what to look for)
     restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it
     narrow_pointers: bool = True  # a grounded answer points only at the pointed units that state it
     table_records: bool = True  # well-formed markdown tables are shown as records, "row: column = value; ..."

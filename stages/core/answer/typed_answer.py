@@ -50,7 +50,8 @@ class TypedSetup:
 def typed_prefixes(params: AnswerParams) -> TypedSetup:
     """The prefixes alone (system prompt, with and without the demonstrations), no model call."""
     system = {"role": "system", "content": reader.typed_reader_system(params.corpus)}
-    prefix = [system, *demo_messages(params.demo_file, params.demos, params.number_format, params.quote_first)]
+    prefix = [system, *demo_messages(params.demo_file, params.demos, params.number_format, params.quote_first,
+                                     params.question_first)]
     return TypedSetup(prefix, bare=[system], demo_kinds=tuple(params.demo_kinds))
 
 
@@ -73,7 +74,7 @@ def typed_user_message(question: str, unit: str, units: Sequence[ContextBlock], 
                        number_format: str, kind: Kind | None = None) -> str:
     """The user message of a typed-reader call over `units` (already as `typed_units` shows them)."""
     return reader.user_message(question, unit, kind or question_kind(question, unit), units, number_format,
-                               params.quote_first)
+                               params.quote_first, params.question_first)
 
 
 def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
@@ -82,7 +83,7 @@ def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
     setup = typed_prefixes(params)
     if params.tf_logprobs:  # one content-free call per run (then cached)
         msg = reader.user_message(reader.CONTENT_FREE_QUESTION, BLANK, "true_false", reader.CONTENT_FREE_UNITS,
-                                  params.number_format)
+                                  params.number_format, question_first=params.question_first)
         reply = llm.complete([*setup.prefix_for("true_false"), {"role": "user", "content": msg}], temperature=0.0,
                              seed=0, max_tokens=24,
                              response_format=reader.response_format("true_false", 1), top_logprobs=TF_TOP_LOGPROBS)

@@ -149,12 +149,14 @@ def format_units(units: Sequence[ContextBlock]) -> str:
 
 
 def user_message(question: str, unit: str, kind: Kind, units: Sequence[ContextBlock], number_format: NumberFormat,
-                 quote: bool = False) -> str:
-    """Context first (shared prefix across members), then the question and the reply format."""
+                 quote: bool = False, question_first: bool = False) -> str:
+    """Context first (shared prefix across members), then the question and the reply format;
+    ``question_first``: the question also before the context, so the model reads it knowing what to look for."""
     unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") and _has_unit(unit) else ""
     parts = [format_units(units), f"Question: {question}", unit_line,
              answer_instruction(kind, unit, number_format, quote)]
-    return "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
+    body = "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
+    return f"Question: {question}\n\n{body}" if question_first else body
 
 
 @dataclass
