@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from stages.core.answer.citing import doc_namer
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
 from stages.core.answer.images import answer_contexts, figure_llm
 from stages.core.answer.params import AnswerParams, EnsembleParams
@@ -27,6 +28,7 @@ from stages.core.llm.params import LLMParams
 from stages.core.llm.session import llm_session
 
 OUT_DIR = Path("artifacts/answers")
+DOC_CARDS = Path("artifacts/index/doc_cards.json")  # which documents a question names (answer.cite_named_doc)
 
 
 def load_contexts(ap: AnswerParams) -> dict[str, list[list[ContextBlock]]]:
@@ -47,7 +49,8 @@ def main() -> None:
     # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)
     with llm_session(llm_params) as text_llm, figure_llm(text_llm, ap.vision, llm_params, contexts) as llm:
         rows = answer_members(llm, llm_params.model, questions, contexts, ap, ens, corpus_ids,
-                              vote=section(VoteParams, "vote", params))
+                              vote=section(VoteParams, "vote", params),
+                              names=doc_namer(DOC_CARDS) if ap.cite_named_doc else None)
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 import yaml
 
+from stages.core.answer.citing import doc_namer
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import context_blocks
@@ -156,7 +157,8 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
     vote = section(VoteParams, "vote", params)
     t0 = time.perf_counter()
     rows = answer_members(llm, llm_params.model, labels, context_blocks(contexts), ap, ens,
-                          set(meta["id"].to_list()), desc=desc, vote=vote)
+                          set(meta["id"].to_list()), desc=desc, vote=vote,
+                          names=doc_namer(Path("artifacts/index/doc_cards.json")) if ap.cite_named_doc else None)
     wall = time.perf_counter() - t0
     members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
     submission, verdicts, summary = score_members(labels, members, vote, urls)

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 from tqdm import tqdm
 
+from stages.core.answer.citing import Namer, cite_named
 from stages.core.answer.free_reader import answer_question
 from stages.core.answer.kinds import question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
@@ -57,7 +58,7 @@ def member_setting(values: Sequence[Any], i: int, default: Any) -> Any:
 def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
                    params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
                    desc: str = "answer: questions x members", max_concurrency: int | None = None,
-                   vote: VoteParams | None = None) -> list[list[dict[str, Any]]]:
+                   vote: VoteParams | None = None, names: Namer | None = None) -> list[list[dict[str, Any]]]:
     """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
 
     Questions are the outer loop so that the server reuses the cached context prefix
@@ -70,6 +71,8 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     calls run or finish in, so the output equals a sequential run's. With ``ensemble.early_stop``
     the members of a question are asked in order, the first majority together, and a member is
     skipped (row ``skipped``, no call) once the vote (``vote``, the vote stage's params) is decided.
+    ``names`` (answer.cite_named_doc): an answer cites the one document its question names when the
+    context holds it (`citing.cite_named`).
     """
     stats = getattr(llm, "stats", None)
     workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
@@ -98,9 +101,12 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
         view = member_setting(ensemble.views, i, "as_is")
         level = res.level if res.level >= 0 else res.attempts - 1
         n_levels = len(contexts.get(q["id"], [[]]))
+        refs = a.ref_id
+        if names is not None and not a.is_blank:
+            refs = cite_named(refs, q["question"], (b.doc_id for lvl in contexts.get(q["id"], []) for b in lvl), names)
         return {
             "question_id": q["id"], "answer": a.answer, "answer_value": a.answer_value,
-            "answer_unit": a.answer_unit, "ref_id": a.ref_id, "explanation": a.explanation,
+            "answer_unit": a.answer_unit, "ref_id": refs, "explanation": a.explanation,
             "supporting_materials": a.supporting_materials, "is_blank": a.is_blank,
             "attempts": res.attempts, "prompt_tokens": res.prompt_tokens,
             "completion_tokens": res.completion_tokens, "latency_s": round(res.latency_s, 3),

@@ -57,6 +57,8 @@ class AnswerParams:
     # a number copied from a table record is swapped for the record's cell whose column name shares more of
     # the question's words (table_cells.py): the model finds the row, code picks the cell
     cell_from_header: bool = True
+    # ref_id: the one document a question names ("According to Strubell et al. (2019)"), when the context holds it
+    cite_named_doc: bool = True
     tidy_names: bool = True  # a name answer loses the question's "Which <kind>" words at its ends (names.py)
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
     # question kinds shown the worked examples; the others get the system prompt alone (measured: numeric

@@ -96,8 +96,10 @@ def ask_question(question: str, unit: str, params: AskParams, retriever: Retriev
     contexts = answer_contexts(pl.DataFrame(rows, schema=CONTEXT_SCHEMA), params.answer.vision)
     questions = pl.DataFrame({"id": [ASK_ID], "question": [question], "answer_unit": [unit]})
     with figure_llm(llm, params.answer.vision, params.llm, contexts) as reader:  # figures' pixels, as answer sends
+        index = getattr(retriever, "index", None)  # the document cards (answer.cite_named_doc); a stub has none
+        names = (lambda q: [n.doc_id for n in index.named_docs(q)]) if params.answer.cite_named_doc and index else None
         members = answer_members(reader, params.model, questions, contexts, params.answer, params.ensemble,
-                                 corpus_ids, desc="ask: members", vote=params.vote)
+                                 corpus_ids, desc="ask: members", vote=params.vote, names=names)
     member_rows = [m[0] for m in members]
     voted = vote_all([member_answers(pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES)) for m in members],
                      [ASK_ID], params.vote)
