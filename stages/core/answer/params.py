@@ -46,6 +46,7 @@ class AnswerParams:
     # ungrounded: also blank when the answer is not found in the context
     abstain: str = "never"
     tf_logprobs: bool = True  # True/False from calibrated token probabilities
+    tf_threshold: float = 0.5  # tf_logprobs: the calibrated P(True) from which the answer is True
     quote_first: bool = False  # the reply copies the words that state the answer before giving it
     question_first: bool = False  # typed: the question also before the context (read knowing what to look for)
     restate_numbers: bool = True  # a copied number gets back the magnitude/unit the context writes next to it

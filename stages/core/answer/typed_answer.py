@@ -163,7 +163,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                                         explain_chars=params.explain_max_chars, question=question,
                                         compute_decimals=params.compute_decimals,
                                         operation_from_wording=params.operation_from_wording,
-                                        pick_cells=params.cell_from_header, tidy_names=params.tidy_names)
+                                        pick_cells=params.cell_from_header, tidy_names=params.tidy_names,
+                                        tf_threshold=params.tf_threshold)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = reading.grounded or not params.retry_ungrounded

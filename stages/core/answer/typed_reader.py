@@ -234,7 +234,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                true_prob: float | None = None, *, restate_numbers: bool = True,
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
-               operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False) -> Reading:
+               operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False,
+               tf_threshold: float = 0.5) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -244,6 +245,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     An `operation` reply (number_format "operation") is computed by `arithmetic.compute` for
     ``question`` and rounded to ``compute_decimals``. ``pick_cells``: a number copied from a table
     record becomes the record's cell whose column name the question names (`table_cells.pick_cell`).
+    ``tf_threshold``: the calibrated P(True) from which the answer is True.
     ``tidy_names``: a name answer loses the question's "Which ..." words at its ends (`names.tidy_name`).
     """
     if not data:
@@ -253,7 +255,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     if kind == "true_false":
         ans = data.get("answer")
         if true_prob is not None:
-            ans = true_prob >= 0.5
+            ans = true_prob >= tf_threshold
         if not isinstance(ans, bool):
             return Reading(pointers=pointers)
         return Reading("1" if ans else "0", pointers, grounded=bool(pointers))
