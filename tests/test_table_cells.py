@@ -1,43 +1,62 @@
-"""table_cells: the model's row, the cell the question's column words name."""
-from stages.core.answer.record import ContextBlock
-from stages.core.answer.table_cells import Cell, pick_cell, records
-from stages.core.answer.typed_reader import read_reply
+"""Table cells read from one text extraction of the page (PageChars), as page.get_textbox reads each cell."""
+from __future__ import annotations
 
-ROW = ("Table 4: Energy consumption (mean ± std dev) per model across three prompt sizes (Wh). | Model: LLaMA-3.1-70B | "
-       "Energy Consumption(100 input-300 output)(Wh): 1.271 ± 0.020 | Energy Consumption(1k input-1k output)(Wh): "
-       "4.525 ± 0.053 | Energy Consumption(10k input-1.5k output)(Wh): 19.183 ± 0.560 Table 4: Energy consumption "
-       "(mean ± std dev) per model across three prompt sizes (Wh). | Model: LLaMA-3.1-405B | Energy Consumption(100 "
-       "input-300 output)(Wh): 2.226 ± 0.142 | Energy Consumption(1k input-1k output)(Wh): 9.042 ± 0.385")
-Q_10K = ("According to Jegham et al. (2025), what is the mean energy consumption of LLaMA-3.1-70B for a prompt of "
-         "10k input and 1.5k output tokens, in Wh?")
+import pymupdf
+import pytest
 
+from stages.core.extract.pdf import PageChars, find_page_tables, read_table_cells
 
-def test_records_split_at_cells_without_a_number_and_at_line_breaks():
-    recs = records(ROW)
-    assert [[c.value for c in r] for r in recs] == [[1.271, 4.525, 19.183], [2.226, 9.042]]
-    assert recs[0][2] == Cell("Energy Consumption(10k input-1.5k output)(Wh)", 19.183)
-    lines = records("Iowa: PUE = 1.1; WUE = 0.14\nTexas: PUE = 1.28; WUE = 0.25")
-    assert lines == [[Cell("PUE", 1.1), Cell("WUE", 0.14)], [Cell("PUE", 1.28), Cell("WUE", 0.25)]]
+ROWS = [["Line item", "Fiscal 2024", "Fiscal 2023"],
+        ["Net cash provided by operating activities", "$ 1,234.5", "(567.8)"],
+        ["Research and development", "$ 98.0", "$ 87.25"],
+        ["Total  liabilities and equity", "12.5 %", "n/a"]]
 
 
-def test_the_cell_whose_column_the_question_names_replaces_the_copied_one():
-    assert pick_cell(Q_10K, 1.271, [ROW]) == 19.183
-    assert pick_cell(Q_10K.replace("10k input and 1.5k output", "1k input and 1k output"), 19.183, [ROW]) == 4.525
+@pytest.fixture()
+def page():
+    doc = pymupdf.open()
+    p = doc.new_page()
+    p.insert_text((54, 60), "Consolidated statements of cash flows, in millions.", fontsize=10)
+    xs, ys = [54, 300, 400, 500], [80 + 20 * r for r in range(len(ROWS) + 1)]
+    for y in ys:
+        p.draw_line((xs[0], y), (xs[-1], y))
+    for x in xs:
+        p.draw_line((x, ys[0]), (x, ys[-1]))
+    for r, row in enumerate(ROWS):
+        for c, cell in enumerate(row):
+            p.insert_text((xs[c] + 3, ys[r] + 14), cell, fontsize=9)
+    p.insert_text((400 - 6, ys[-1] + 30), "overhang", fontsize=9)  # below the table: no cell
+    p.insert_text((54, ys[-1] + 50), "Text after the table.", fontsize=10)
+    yield p
+    doc.close()
 
 
-def test_the_copied_cell_stays_when_no_other_column_is_named_better():
-    assert pick_cell(Q_10K, 19.183, [ROW]) == 19.183  # already the named column
-    assert pick_cell("What is the mean energy of LLaMA-3.1-70B, in Wh?", 4.525, [ROW]) == 4.525  # no column named
-    assert pick_cell(Q_10K, 7.0, [ROW]) == 7.0  # not a cell of any record
-    # a tie between two other columns: nothing replaces the copied number
-    tie = "Site: A | Energy (2019): 1 | Energy (2020): 2 | Energy (2021): 3"
-    assert pick_cell("Energy in 2020 or 2021?", 1.0, [tie]) == 1.0
+def test_cells_keep_the_spaces_between_words(page):
+    (table,), skipped = find_page_tables(page, False, 2000)
+    assert not skipped
+    expected = [[" ".join(c.split()) for c in row] for row in ROWS]  # whitespace runs become one space
+    assert read_table_cells(page, table) == expected
+    assert read_table_cells(page, table, PageChars(page)) == expected
 
 
-def test_read_reply_picks_the_cell_only_when_asked_and_only_in_table_units():
-    units = [ContextBlock("jegham2025", ROW, "table")]
-    data = {"units": [1], "value": 1.271}
-    assert read_reply("numeric", "Wh", data, units, question=Q_10K, pick_cells=True).value == "19.183"
-    assert read_reply("numeric", "Wh", data, units, question=Q_10K).value == "1.271"
-    prose = [ContextBlock("jegham2025", ROW)]  # the same words in a prose unit: not a table record
-    assert read_reply("numeric", "Wh", data, prose, question=Q_10K, pick_cells=True).value == "1.271"
+def test_each_cell_equals_get_textbox_byte_for_byte(page):
+    (table,), _ = find_page_tables(page, False, 2000)
+    chars = PageChars(page)
+    cells = [c for row in table.rows for c in row.cells if c is not None]
+    assert len(cells) == 12
+    for c in cells:
+        assert chars.textbox(c) == page.get_textbox(pymupdf.Rect(c))
+    # rectangles that cut through words and lines, and the whole page, read the same too
+    for rect in [(60, 85, 120, 140), (0, 0, 1000, 1000), (300.5, 80, 350, 95), (54, 55, 200, 63)]:
+        assert chars.textbox(rect) == page.get_textbox(pymupdf.Rect(rect)), rect
+
+
+def test_a_page_without_drawings_skips_the_table_search():
+    doc = pymupdf.open()
+    p = doc.new_page()
+    for i, row in enumerate(ROWS):
+        p.insert_text((54, 80 + 14 * i), "    ".join(row), fontsize=9)
+    assert p.get_cdrawings() == []
+    assert list(p.find_tables(use_layout=False).tables) == []  # what the skip saves: nothing to find
+    assert find_page_tables(p, False, 2000) == ([], False)
+    assert find_page_tables(p, False, 0) == ([], False)
