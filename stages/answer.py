@@ -28,7 +28,7 @@ from stages.core.llm.params import LLMParams
 from stages.core.llm.session import llm_session
 
 OUT_DIR = Path("artifacts/answers")
-DOC_CARDS = Path("artifacts/index/doc_cards.json")  # which documents a question names (answer.cite_named_doc)
+INDEX_DIR = Path("artifacts/index")  # its doc_cards.json: which documents a question names (answer.cite_named_doc)
 
 
 def load_contexts(ap: AnswerParams) -> dict[str, list[list[ContextBlock]]]:
@@ -50,7 +50,7 @@ def main() -> None:
     with llm_session(llm_params) as text_llm, figure_llm(text_llm, ap.vision, llm_params, contexts) as llm:
         rows = answer_members(llm, llm_params.model, questions, contexts, ap, ens, corpus_ids,
                               vote=section(VoteParams, "vote", params),
-                              names=doc_namer(DOC_CARDS) if ap.cite_named_doc else None)
+                              names=doc_namer(INDEX_DIR) if ap.cite_named_doc else None)
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)

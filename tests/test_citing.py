@@ -37,6 +37,6 @@ def test_doc_namer_reads_the_index_cards(tmp_path: Path):
     cards = build_cards(meta)
     write_cards(tmp_path / "doc_cards.json", cards, {}, 2)
     assert json.loads((tmp_path / "doc_cards.json").read_text())["cards"]
-    names = doc_namer(tmp_path / "doc_cards.json")
+    names = doc_namer(tmp_path)
     assert names("According to Strubell et al. (2019), what was the cost?") == ["strubell2019"]
-    assert doc_namer(tmp_path / "missing.json")("According to Strubell et al. (2019)?") == []
+    assert doc_namer(tmp_path / "missing")("According to Strubell et al. (2019)?") == []

@@ -36,6 +36,9 @@ from stages.core.score.bootstrap import paired_bootstrap, score_interval
 from stages.core.score.evidence import KINDS, kind_table
 from stages.core.score.verdicts import score_submission
 
+# the index (its document cards: answer.cite_named_doc), from the repository root whatever the working directory
+INDEX_DIR = Path(__file__).resolve().parents[2] / "artifacts" / "index"
+
 SCORE_VIEWS = ("score", "strict_score", "symmetric_score")
 
 
@@ -158,7 +161,7 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
     t0 = time.perf_counter()
     rows = answer_members(llm, llm_params.model, labels, context_blocks(contexts), ap, ens,
                           set(meta["id"].to_list()), desc=desc, vote=vote,
-                          names=doc_namer(Path("artifacts/index/doc_cards.json")) if ap.cite_named_doc else None)
+                          names=doc_namer(INDEX_DIR) if ap.cite_named_doc else None)
     wall = time.perf_counter() - t0
     members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
     submission, verdicts, summary = score_members(labels, members, vote, urls)

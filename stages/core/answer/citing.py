@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from stages.core.index.cards import read_namer
+from stages.core.index.cards import CARDS, read_namer
 
 Namer = Callable[[str], Sequence[str]]  # question -> the ids of the documents it names, best first
 
 
-def doc_namer(cards_path: Path, share: float = 0.75) -> Namer:
-    """The namer of an index's `doc_cards.json` (a missing file names nothing)."""
-    namer = read_namer(cards_path, share)
+def doc_namer(index_dir: Path, share: float = 0.75) -> Namer:
+    """The namer of an index directory's `doc_cards.json` (a missing file names nothing)."""
+    namer = read_namer(index_dir / CARDS, share)
     return lambda question: [n.doc_id for n in namer.name(question)]
 
 

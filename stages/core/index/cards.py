@@ -1,6 +1,6 @@
 """Document cards: what identifies each document, and which documents a question names.
 
-A card per document, built at index time and stored with the index (`doc_cards.parquet`):
+A card per document, built at index time and stored with the index (`doc_cards.json`, `CARDS`):
 - from metadata.csv: the title, the year, the type, the author surnames of the citation
   (first author apart) and every column beyond the standard ones (`company`, `ticker`,
   `fiscal_period`, `form_type`, ...), sorted by what its name or values say into names,
@@ -33,6 +33,7 @@ import polars as pl
 
 from stages.core.index.keywords import tokenize
 
+CARDS = "doc_cards.json"  # the cards' file in an index directory (write_cards, read_namer)
 STANDARD_COLUMNS = ("id", "type", "title", "year", "citation", "url")
 
 # document types and how questions say them (lower case), by the canonical type; extend here

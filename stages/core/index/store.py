@@ -22,11 +22,10 @@ import lancedb
 import numpy as np
 import polars as pl
 
-from stages.core.index.cards import NamedDoc, build_cards, read_namer, word_docs, write_cards
+from stages.core.index.cards import CARDS, NamedDoc, build_cards, read_namer, word_docs, write_cards
 from stages.core.index.keywords import KeywordIndex, tokenize
 
 TABLE = "nodes"
-CARDS = "doc_cards.json"
 SEARCH_LEVELS = ("sentence", "paragraph")
 
 
