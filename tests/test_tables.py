@@ -184,3 +184,60 @@ def test_bracket_chunks_need_every_name_to_end_in_a_bracket():
     assert bracket_chunks("Model Power(W) Energy Consumption(1k input)(Wh)") == [
         "Model", "Power(W)", "Energy Consumption(1k input)(Wh)"]
     assert bracket_chunks("Model Power (W) Hours") == []
+
+
+# xia2024 and khan2025 (IEEE): a bare "TABLE IV" line, the title in capitals below it, then the table
+XIA_T4 = lines(
+    "can be achieved using a handful of GPUs in a relatively short",
+    "TABLE IV",
+    "ESTIMATED COST OF FINE -TUNING MIXTRAL ON GS WITH SPARSE MOE",
+    "BASED ON OUR ANALYTICAL MODEL",
+    "GPU Mem MBS Throughput Cost ($/hr) Cost ($)",
+    "A40 48GB 4 1.01 0.79 32.7",
+    "A100 80GB 17 2.74 1.67 25.4",
+    "H100 80GB 17 4.90 2.1 17.9",
+    "TABLE V",
+    "BASELINE MODELS AND INFERENCE HYPERPARAMETERS",
+    "Model Batch Max Temp. Top-p Top-k Beam",
+    "Name Size Tokens Size",
+    "Qwen2-7B 8 512 0.8 0.85 40 4",
+    "Mistral-7B 16 256 0.9 0.95 30 2",
+    "The models used are as follows: we describe each of them in turn below.",
+)
+
+
+def test_ieee_caption_is_read_only_when_asked():
+    assert [ln.kind for ln in find_tables(XIA_T4)] == ["text"] * len(XIA_T4)
+    out = find_tables(XIA_T4, ieee_captions=True)
+    assert [ln.kind for ln in out] == ["text", "table", "table", "text"]
+    t4, t5 = out[1].text.splitlines(), out[2].text.splitlines()
+    # the title lines in capitals are the caption; the mixed-case line under them is the header
+    assert t4[0] == "TABLE IV: ESTIMATED COST OF FINE -TUNING MIXTRAL ON GS WITH SPARSE MOE BASED ON OUR ANALYTICAL MODEL"
+    assert t4[1] == "| GPU / Mem | MBS | Throughput | Cost ($/hr) | Cost ($) |"
+    assert t4[-1] == "| H100 80GB | 17 | 4.90 | 2.1 | 17.9 |"
+    # the next bare TABLE line ends the rows of the one before it
+    assert t5[0] == "TABLE V: BASELINE MODELS AND INFERENCE HYPERPARAMETERS"
+    assert len(t4) == 6 and len(t5) == 5  # caption, header, separator, rows
+
+
+def test_ieee_first_title_line_is_caption_even_when_it_ends_in_a_number():
+    src = lines("TABLE III", "Values of alpha to calculate adjusted prefill (Model: OPT 2.7B)",
+                "Instance Type (GPU Model) α β avg. error rate (%)",
+                "g4dn.xlarge (T4) -0.185 24.35 4.47", "g5.2xlarge (A10G) -0.074 46.97 2.60")
+    out = find_tables(src, ieee_captions=True)
+    assert len(out) == 1 and out[0].kind == "table"
+    assert out[0].text.splitlines()[0] == "TABLE III: Values of alpha to calculate adjusted prefill (Model: OPT 2.7B)"
+
+
+def test_first_header_line_names_the_columns_when_the_lines_under_it_are_fewer_words():
+    t = Table("TABLE V", header=["Model Batch Max Temp. Top-p Top-k Beam", "Name Size Tokens Size"],
+              rows=[("Qwen2-7B", ["8", "512", "0.8", "0.85", "40", "4"]),
+                    ("Mistral-7B", ["16", "256", "0.9", "0.95", "30", "2"])])
+    assert t.columns() == ["Model", "Batch", "Max", "Temp.", "Top-p", "Top-k", "Beam"]
+    # more words under the first line than columns: they may be the real names, so no columns are named
+    t.header = ["seq2seq models decoder-only", "model name", "number of", "parameters"]
+    t.rows = [("Flan-T5-base", ["222M", "3.67"]), ("Flan-T5-large", ["750M", "7.68"])]
+    assert len(t.columns()) == 2
+    # flat (tree.table_columns: flat) keeps the whole header as one name, as before
+    flat = Table("TABLE V", header=["Model Batch Max", "Name"], rows=[("Qwen2-7B", ["8", "512"])], segment=False)
+    assert flat.columns() == ["Model", "Batch Max Name"]

@@ -208,7 +208,8 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
     for doc in tqdm(docs, desc="build_tree: documents", unit="doc", disable=not progress, file=sys.stderr):
         doc.lines = drop_page_furniture(doc.lines, params.repeated_line_min_pages)
         if params.text_tables:
-            doc.lines = find_tables(doc.lines, segment_header=params.table_columns == "segment")
+            doc.lines = find_tables(doc.lines, segment_header=params.table_columns == "segment",
+                                    ieee_captions=params.ieee_captions)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

@@ -30,6 +30,7 @@ class TreeParams:
     extra_abbreviations: list[str] = field(default_factory=list)  # added to the curated Punkt list
     text_tables: bool = True  # captioned tables in the text become table nodes (stages/core/tables.py)
     table_columns: str = "segment"  # segment: name value columns from a glued header | flat: the whole header
+    ieee_captions: bool = True  # a bare "TABLE IV" line with its title below is a caption of the rows below it
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError

@@ -43,6 +43,8 @@ _FILLER = {"±", "-", "–", "—", "n/a", "na", "n.a.", "/", "×", "x", "*", "�
 _PROSE_WORDS = {"the", "a", "an", "of", "and", "to", "in", "is", "are", "for", "that", "with", "on", "as", "by",
                 "we", "this", "was", "were", "from", "which", "be", "it", "our", "their", "these", "has", "have"}
 _HEADING = re.compile(r"^\d{1,2}(?:\.\d{1,2})*\.?\s+[A-Z][a-z]+(?:\s+[A-Za-z]+)*$")  # '2.1 Setup'
+# IEEE's caption: a bare "TABLE IV" line, the title on the lines after it (often in capitals), the table below
+IEEE_CAPTION = re.compile(r"^TABLE\s+(?:[IVXL]+|\d+)\s*$")
 MAX_CAPTION_LINES = 6
 MAX_HEADER_LINES = 24  # li2025b's water table has a header of 22 one-word lines
 CAPTION_CHARS_IN_ROW = 160  # the caption a row sentence repeats is cut here (the table node keeps all of it)
@@ -187,6 +189,9 @@ class Table:
         named = self.segmented_columns(k) if self.segment else None
         if named:
             return named
+        if self.segment and k > 1 and len(words) > 1 and len(words[0]) == k + 1 \
+                and sum(len(w) for w in words[1:]) < k:
+            return words[0]  # the first line names every column; the few words under it cannot be aligned
         if len(flat) >= 2:
             return [flat[0], " ".join(flat[1:])]
         return [flat[0] if flat else "", ""]
@@ -262,15 +267,39 @@ def _caption_end(lines: list[Line], i: int) -> int:
     return j
 
 
-def _run(lines: list[Line], start: int, step: int, taken: set[int]) -> list[int]:
+def _capitals(text: str) -> bool:
+    """A title line set in capitals ("BASED ON OUR ANALYTICAL MODEL"), not a header ("GPU Mem MBS")."""
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 3 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+
+
+def _ieee_caption_end(lines: list[Line], i: int) -> int:
+    """Index after an IEEE caption that starts with the bare "TABLE IV" line i: its first title line
+    (even one ending in a number: "... (Model: OPT 2.7B)"), then the title lines in capitals (or after
+    a hyphenated break) that follow it."""
+    j = i + 1
+    while j < len(lines) and j - i < MAX_CAPTION_LINES and lines[j].kind == "text":
+        text = lines[j].text
+        if TABLE_CAPTION.match(text) or IEEE_CAPTION.match(text) or FIGURE_CAPTION.match(text):
+            break
+        if j > i + 1 and (row_like(text) or not (_capitals(text) or lines[j - 1].text.endswith("-"))):
+            break
+        j += 1
+    return j
+
+
+def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool = False) -> list[int]:
     """Indices of the table lines next to a caption, walking from `start` by `step` (+1 down, -1 up):
-    row-like lines and short label lines, until prose, another caption or a used line."""
+    row-like lines and short label lines, until prose, another caption (``ieee``: a bare "TABLE IV"
+    line too) or a used line."""
     out: list[int] = []
     j = start
     rows = 0
     while 0 <= j < len(lines) and j not in taken and len(out) < 400:
         ln = lines[j]
         if ln.kind != "text" or ln.heading or TABLE_CAPTION.match(ln.text) or FIGURE_CAPTION.match(ln.text):
+            break
+        if ieee and IEEE_CAPTION.match(ln.text):
             break
         if row_like(ln.text):
             rows += 1
@@ -336,25 +365,29 @@ def _caption_side(lines: list[Line]) -> int | None:
     return None if votes == 0 else -1 if votes < 0 else 1
 
 
-def find_tables(lines: list[Line], segment_header: bool = True) -> list[Line]:
+def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
-    a glued header (`Table.segmented_columns`)."""
+    a glued header (`Table.segmented_columns`). ``ieee_captions``: a bare "TABLE IV" line with its
+    title below it is a caption too, of the rows below the title (tree.ieee_captions)."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
     i = 0
     while i < len(lines):
         ln = lines[i]
-        if ln.kind != "text" or i in taken or not TABLE_CAPTION.match(ln.text):
+        ieee = ieee_captions and ln.kind == "text" and bool(IEEE_CAPTION.match(ln.text))
+        if ln.kind != "text" or i in taken or not (ieee or TABLE_CAPTION.match(ln.text)):
             i += 1
             continue
-        end = _caption_end(lines, i)
+        end = _ieee_caption_end(lines, i) if ieee else _caption_end(lines, i)
         caption = " ".join(lines[k].text for k in range(i, end))
+        if ieee and end > i + 1:
+            caption = f"{ln.text.strip()}: " + " ".join(lines[k].text for k in range(i + 1, end))
         caption = re.sub(r"(?<=[a-z])- (?=[a-z])", "", caption)  # 'com- mon' -> 'common'
         caption = re.sub(r"^T able\b", "Table", caption)  # searchable as the word the document wrote
-        neighbours = [k for k in (i - 1, end) if 0 <= k < len(lines) and k not in taken]
+        neighbours = [k for k in ((end,) if ieee else (i - 1, end)) if 0 <= k < len(lines) and k not in taken]
         found = next((k for k in neighbours if lines[k].kind == "table"), None)
         if found is not None:
             t = lines[found]
@@ -364,8 +397,8 @@ def find_tables(lines: list[Line], segment_header: bool = True) -> list[Line]:
             i = end
             continue
         cap_idx = set(range(i, end))
-        above = _run(lines, i - 1, -1, taken | cap_idx)
-        below = _run(lines, end, 1, taken | cap_idx)
+        above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, ieee_captions)
+        below = _run(lines, end, 1, taken | cap_idx, ieee_captions)
         n_up = sum(row_like(lines[k].text) for k in above)
         n_down = sum(row_like(lines[k].text) for k in below)
         if min(n_up, n_down) >= 2 and side is not None:
