@@ -8,7 +8,7 @@ import pytest
 from stages.core.answer import typed_reader as reader
 from stages.core.answer.grounding import numbers_in
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.restate import Mention, mentions, restate, unit_scale
+from stages.core.answer.restate import Mention, mentions, more_precise, restate, unit_scale
 
 
 def test_mentions_read_magnitude_words_suffixes_and_units() -> None:
@@ -114,3 +114,37 @@ def test_grounded_answer_cites_only_the_pointed_units_that_state_it() -> None:
     assert r.pointers == (1,) and reader.refs_for(r, units) == ["amazon2023"]
     wide = reader.read_reply("numeric", "L/kWh", {"units": [1, 2], "value": 0.18}, units, narrow_pointers=False)
     assert wide.pointers == (1, 2)
+
+
+def test_a_table_record_cell_takes_the_unit_and_magnitude_its_column_name_writes() -> None:
+    # one record per column (a wide table): the record's head names the column
+    wide = "Water for Training (million L) Total Water: U.S. Average = 5.439; Arizona = 9.629"
+    assert mentions(wide) == [Mention(5.439, 5.439e6, "L"), Mention(9.629, 9.629e6, "L")]
+    # one record per row: each cell's own column name; a name without a unit leaves its cell bare
+    row = "Arizona: PUE = 1.180; Water for Training (million L) Total Water = 9.629; Energy (kWh) = 3; Cost (L/kWh) = 2"
+    assert mentions(row) == [Mention(1.18, 1.18, ""), Mention(9.629, 9.629e6, "L"), Mention(3, 3, "kWh"),
+                             Mention(2, 2, "")]
+    assert mentions("g4dn.xlarge (T4): α = -0.185") == [Mention(0.185, 0.185, "")]
+    # the model copies the digits; the answer in liters gets the million back, one in million liters does not
+    assert restate(9.629, [wide], [], "liters") == pytest.approx(9.629e6)
+    assert restate(9.629, [wide], [], "million liters") == pytest.approx(9.629)
+    # a grid's header with a magnitude word does the same for its cells
+    grid = "| Site | Water (million L) |\n|---|---|\n| Iowa | 4.814 |"
+    assert mentions(grid)[-1] == Mention(4.814, 4.814e6, "L")
+
+
+def test_a_copied_rounding_becomes_the_one_precise_number_it_rounds() -> None:
+    prose = "training GPT-3 can consume a total of 5.4 million liters of water"
+    table = "Water for Training (million L) Total Water: U.S. Average = 5.439; Arizona = 9.629"
+    assert more_precise(5.4e6, 5.4, [prose, table], "liters") == pytest.approx(5.439e6)
+    # nothing more precise stated, or two numbers it could round: the copied value stays
+    assert more_precise(5.4e6, 5.4, [prose], "liters") == 5.4e6
+    assert more_precise(5.4e6, 5.4, [prose, table, "about 5.43 million liters"], "liters") == 5.4e6
+    # a whole number or a number already written with three digits is not taken for a rounding
+    assert more_precise(30000, 30000, ["30,000 GPU hours and 30,060 in all"], "hours") == 30000
+    assert more_precise(5.44e6, 5.44, [prose, table], "liters") == 5.44e6
+    # a number of a unit family that neither the answer nor the copied mention has does not count
+    assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "seconds") == 1.2
+    assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "") == 1.2
+    assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "kWh") == pytest.approx(1.23)
+    assert more_precise(1.2, 1.2, ["PUE 1.2", "| Site | PUE |\n|---|---|\n| Iowa | 1.23 |"], "") == pytest.approx(1.23)

@@ -1,7 +1,7 @@
 """Markdown tables shown to the reader as records (stages/core/table_records.py)."""
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.table_records import grouped_columns, table_records
+from stages.core.answer.table_records import grouped_columns, spanning_columns, table_records
 from stages.core.answer.typed_answer import (
     TypedMember,
     TypedSetup,
@@ -119,3 +119,45 @@ def test_a_table_glued_under_grouped_columns_becomes_records_only_when_asked():
     # a row with fewer numbers than grouped columns: the table stays as it is
     short = GROUPED.replace("2.67 702.06 1899.86 2.71", "2.67 702.06")
     assert table_records(short, grouped_headers=True) == short
+
+
+# li2025b Table 1 as the tree writes it: a two-row header whose groups span sub-columns, glued into one cell
+SPANNING = "\n".join([
+    "Table 1: Estimate of GPT-3's operational water consumption footprint.",
+    "| Location | PUE On-site WUE (L/kWh) Off-site EWIF (L/kWh) Water for Training(million L) Water for Each "
+    "Request(mL) # of Requests for 500ml Water On-site Water Off-site Water Total Water On-site Water Off-site "
+    "Water Total Water |",
+    "|---|---|",
+    "| U.S. Average | 1.170 0.550 3.142 0.708 4.731 5.439 2.200 14.704 16.904 29.6 |",
+    "| Arizona | 1.180 1.630 4.959 2.098 7.531 9.629 6.520 23.406 29.926 16.7 |",
+])
+
+
+def test_spanning_columns_put_each_group_over_its_sub_columns():
+    header = SPANNING.split("\n")[1].split("|")[2].strip()
+    assert spanning_columns(header, 10) == [
+        "PUE", "On-site WUE (L/kWh)", "Off-site EWIF (L/kWh)",
+        "Water for Training (million L) On-site Water", "Water for Training (million L) Off-site Water",
+        "Water for Training (million L) Total Water",
+        "Water for Each Request (mL) On-site Water", "Water for Each Request (mL) Off-site Water",
+        "Water for Each Request (mL) Total Water",
+        "# of Requests for 500ml Water"]
+    # the number of value columns picks the reading: two sub-columns per group, or one name for both
+    two = "Throughput (tok/s) Energy (J) Power (W) A100 H100 A100 H100"
+    assert spanning_columns(two, 5) == ["Throughput (tok/s)", "Energy (J) A100", "Energy (J) H100",
+                                        "Power (W) A100", "Power (W) H100"]
+    assert spanning_columns(two, 3) == ["Throughput (tok/s)", "Energy (J) A100 H100", "Power (W) A100 H100"]
+    # no count fits, nothing repeats, or fewer bracketed groups than repeats: no names
+    assert spanning_columns(two, 4) == []
+    assert spanning_columns("Model Hardware Power (W) Hours kWh", 4) == []
+    assert spanning_columns("Energy (J) A100 H100 A100 H100", 4) == []
+
+
+def test_a_table_under_spanning_groups_becomes_records_only_when_asked():
+    assert table_records(SPANNING, grouped_headers=True) == SPANNING
+    out = table_records(SPANNING, grouped_headers=True, spanning_headers=True).split("\n")
+    assert "Water for Training (million L) Total Water: U.S. Average = 5.439; Arizona = 9.629" in out
+    assert "# of Requests for 500ml Water: U.S. Average = 29.6; Arizona = 16.7" in out
+    # a row with a word among its numbers, or one number short: the table stays as it is
+    for bad in (SPANNING.replace("9.629", "n.a. 9.629"), SPANNING.replace(" 16.7 |", " |")):
+        assert table_records(bad, grouped_headers=True, spanning_headers=True) == bad

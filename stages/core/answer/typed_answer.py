@@ -57,7 +57,8 @@ def typed_prefixes(params: AnswerParams) -> TypedSetup:
 
 def typed_units(blocks: Sequence[ContextBlock], params: AnswerParams) -> list[ContextBlock]:
     """A context level as the typed reader numbers and shows it (tables as records with answer.table_records)."""
-    return [ContextBlock(b.doc_id, table_records(b.text, params.grouped_headers) if params.table_records else b.text,
+    return [ContextBlock(b.doc_id, table_records(b.text, params.grouped_headers, params.spanning_headers)
+                         if params.table_records else b.text,
                          b.media, b.image) for b in blocks]
 
 
@@ -164,7 +165,7 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                                         compute_decimals=params.compute_decimals,
                                         operation_from_wording=params.operation_from_wording,
                                         pick_cells=params.cell_from_header, tidy_names=params.tidy_names,
-                                        tf_threshold=params.tf_threshold)
+                                        tf_threshold=params.tf_threshold, precise_numbers=params.precise_numbers)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = reading.grounded or not params.retry_ungrounded

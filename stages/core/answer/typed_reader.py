@@ -28,7 +28,7 @@ from stages.core.answer.names import tidy_name
 from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import NumberFormat
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.restate import restate
+from stages.core.answer.restate import more_precise, restate
 from stages.core.answer.table_cells import pick_cell
 from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
@@ -235,7 +235,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
                operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False,
-               tf_threshold: float = 0.5) -> Reading:
+               tf_threshold: float = 0.5, precise_numbers: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -247,6 +247,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     record becomes the record's cell whose column name the question names (`table_cells.pick_cell`).
     ``tf_threshold``: the calibrated P(True) from which the answer is True.
     ``tidy_names``: a name answer loses the question's "Which ..." words at its ends (`names.tidy_name`).
+    ``precise_numbers``: a copied rounding ("5.4 million") becomes the one number of the context it rounds
+    (5.439 million, `restate.more_precise`).
     """
     if not data:
         return Reading()
@@ -306,6 +308,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         v = stated
         if restate_numbers:  # a JSON number or a plain number string (an expression is computed as written)
             exact = restate(stated, *_pointed_and_others(units, pointers), unit)
+            if precise_numbers:
+                exact = more_precise(exact, stated, [u.text for u in units], unit)
             v = rounded_conversion(exact, stated, compute_decimals)
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
