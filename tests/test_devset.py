@@ -53,6 +53,18 @@ def test_every_quote_value_and_overlap_check_passes() -> None:
     assert problems == []
 
 
+def test_the_table_questions_pass_the_same_checks_and_do_not_repeat_dev() -> None:
+    """dev_tables_QA.csv (issue 25: questions on the kinds of tables that still failed) is held to dev's checks,
+    and its ids and questions are its own."""
+    tables = DATA / "dev_tables_QA.csv"
+    assert check_file(tables, DATA / "corpus", DATA / "test_Q.csv") == []
+    rows = [r.data for r in read_rows(tables)]
+    dev = [r.data for r in read_rows(DEV)]
+    assert len(rows) >= 15 and all(r["explanation"].lower().startswith("table") for r in rows)
+    assert not {r["id"] for r in rows} & {r["id"] for r in dev}
+    assert not {r["question"] for r in rows} & {r["question"] for r in dev}
+
+
 def test_no_dev_question_echoes_a_test_question(dev_rows: list[dict[str, str]]) -> None:
     with open(DATA / "test_Q.csv", newline="", encoding="utf-8-sig") as f:
         tests = [r["question"] for r in csv.DictReader(f)]

@@ -58,8 +58,9 @@ def apply_overrides(params: dict[str, Any], overrides: list[str]) -> dict[str, A
 
 
 def contexts_key(questions_path: Path, params: dict[str, Any]) -> str:
-    """A short hash of what decides the contexts: the questions file and the retrieval params."""
-    blob = json.dumps({"questions": questions_path.read_text(encoding="utf-8-sig"),
+    """A short hash of what decides the contexts: the questions file and the retrieval params, and
+    the tree's (its tables are what gets retrieved)."""
+    blob = json.dumps({"questions": questions_path.read_text(encoding="utf-8-sig"), "tree": params.get("tree"),
                        "retrieve": params.get("retrieve"), "plan": params.get("plan"),
                        "index": params.get("index"), "embed": params.get("embed"),
                        "answer_retries": [params["answer"].get("max_retries"), params["answer"].get("retry_k_factor")]},
