@@ -143,6 +143,8 @@ def test_a_copied_rounding_becomes_the_one_precise_number_it_rounds() -> None:
     # a whole number or a number already written with three digits is not taken for a rounding
     assert more_precise(30000, 30000, ["30,000 GPU hours and 30,060 in all"], "hours") == 30000
     assert more_precise(5.44e6, 5.44, [prose, table], "liters") == 5.44e6
+    # a small number Python writes with an exponent keeps its own last digit: 1.5e-05 rounds nothing at 0.35
+    assert more_precise(1.5e-05, 1.5e-05, ["1.5e-05 kWh and 0.35 kWh", "0.0000153"], "kWh") == pytest.approx(1.53e-05)
     # a number of a unit family that neither the answer nor the copied mention has does not count
     assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "seconds") == 1.2
     assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "") == 1.2

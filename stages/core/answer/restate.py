@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from decimal import Decimal
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -234,7 +235,7 @@ def more_precise(v: float, copied: float, texts: Sequence[str], unit: str) -> fl
     is no rounding of "1.23 kWh"), and be the only such number; else v."""
     if not math.isfinite(v) or v == 0 or copied == int(copied) or _significant(copied) > MAX_ROUNDED_DIGITS:
         return v
-    decimals = len(repr(abs(copied)).split(".")[1]) if "." in repr(abs(copied)) else 0
+    decimals = -Decimal(repr(abs(copied))).as_tuple().exponent  # 5.4 -> 1, 1.5e-05 -> 6
     half = 0.5 * 10.0 ** -decimals * abs(v / copied)
     said = [mn for t in texts for mn in mentions(t)]
     target = unit_scale(unit)
