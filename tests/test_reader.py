@@ -241,6 +241,26 @@ def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
     assert once[0].answer.answer_value == "99" and once[0].attempts == 1
 
 
+def test_an_operation_missing_its_second_number_is_asked_again_with_the_wider_context():
+    question = "How much energy did GShard-600B and BERT use together, in MWh?"
+    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "operation": "sum", "a": 24, "b": 0}',
+                            (0, 1): '{"units": [1, 2], "operation": "sum", "a": 24, "b": 1507}',
+                            (1, 0): '{"units": [1], "operation": "sum", "a": 24, "b": 0}',
+                            (1, 1): '{"units": [1], "operation": "sum", "a": 24, "b": 0}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}])
+    members = [TypedMember(LEVELS, seed, 0.7, number_format="operation") for seed in (0, 1)]
+    params = AnswerParams(max_retries=1, retry_missing_operand=True)
+    outs = answer_question_typed(llm, "q1", question, "MWh", members, params, setup)
+    assert llm.calls == [(0, 0), (1, 0), (0, 1), (1, 1)]
+    # the retry found the second number (1,507 kWh = 1.507 MWh; rounded to compute_decimals); a member that
+    # never finds it keeps its answer
+    assert [o.answer.answer_value for o in outs] == ["25.51", "24"]
+    assert outs[0].answer.ref_id == ["patterson2021", "strubell2019"]
+    llm.calls.clear()
+    off = answer_question_typed(llm, "q1", question, "MWh", members[:1], AnswerParams(max_retries=1), setup)
+    assert llm.calls == [(0, 0)] and off[0].answer.answer_value == "24"  # off: "24 + 0" is grounded, no retry
+
+
 def test_greedy_members_with_the_same_request_share_one_reply():
     llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 24}', (1, 0): '{"units": [1], "value": 99}',
                             (2, 0): '{"units": [1], "value": 77}'})

@@ -42,6 +42,9 @@ class AnswerParams:
     explain_min_words: int = 4  # an explanation with fewer words is no answer (retried, else blank)
     explain_max_tokens: int = 160  # the explain kind's max_tokens (a reply of explain_max_chars and pointers)
     retry_ungrounded: bool = False  # an ungrounded answer is retried with the wider context
+    # an operation whose second number the model did not find ("sum", a: 7571, b: 0) is retried with the
+    # wider context, and a reading with both numbers is preferred
+    retry_missing_operand: bool = False
     # never: the schema has no null, so the model always answers | model: blank when it says null |
     # ungrounded: also blank when the answer is not found in the context
     abstain: str = "never"

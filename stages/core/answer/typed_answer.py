@@ -111,9 +111,10 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
 
     Attempt-major: all members ask with context level 0 before any retries with level 1,
     so the server's cached prompt (demos + context) serves every member and only the
-    first pays for evaluating it. A blank or (retry_ungrounded) ungrounded reading is
-    retried with the next, wider level; per member the first grounded reading wins, else
-    the first non-blank one. A greedy (temperature 0) member whose request is exactly an earlier
+    first pays for evaluating it. A blank or (retry_ungrounded) ungrounded reading, or
+    (retry_missing_operand) an operation missing its second number, is retried with the next,
+    wider level; per member the first grounded reading wins, else the first non-blank one
+    (retry_missing_operand: among the readings with both numbers, when there are any). A greedy (temperature 0) member whose request is exactly an earlier
     member's at the same level (same view, prefix and format) shares that member's reply instead of
     asking again: the seed does not change a greedy reply. ``greedy`` (request -> reply) carries
     those replies over from an earlier call for other members of the same question. ``kind``: the
@@ -168,11 +169,15 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                                         tf_threshold=params.tf_threshold, precise_numbers=params.precise_numbers)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
-                done[m] = reading.grounded or not params.retry_ungrounded
+                done[m] = (reading.grounded or not params.retry_ungrounded) and not (
+                    params.retry_missing_operand and reading.missing_operand)
     for m, out in enumerate(outs):
         if not readings[m]:
             continue
-        reading, units, level = next(((r, u, k) for r, u, k in readings[m] if r.grounded), readings[m][0])
+        found = readings[m]
+        if params.retry_missing_operand and any(not r.missing_operand for r, _, _ in found):
+            found = [x for x in found if not x[0].missing_operand]  # an operation with both its numbers first
+        reading, units, level = next(((r, u, k) for r, u, k in found if r.grounded), found[0])
         out.pointers, out.level = list(reading.pointers), level
         if params.abstain == "ungrounded" and not reading.grounded:
             continue

@@ -167,6 +167,8 @@ class Reading:
     pointers: tuple[int, ...] = ()
     grounded: bool = False
     expression: str = ""
+    # a two-number operation whose second number the model did not find ("sum", a: 7571, b: 0)
+    missing_operand: bool = False
 
     @property
     def is_blank(self) -> bool:
@@ -347,7 +349,8 @@ def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence
     if value == BLANK:
         return Reading(pointers=pointers, expression=expression)
     operands = (a,) if op == "none" else (a, b if b is not None else 0.0)
-    return _repointed(Reading(value, pointers, expression=expression), units,
+    missing = op != "none" and not b
+    return _repointed(Reading(value, pointers, expression=expression, missing_operand=missing), units,
                       lambda text: _grounded_value(v, text, unit) or all(
                           grounded_number(o, numbers_in(text), "", strict=False) for o in operands),
                       evidence, narrow)
