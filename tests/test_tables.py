@@ -212,7 +212,8 @@ def test_ieee_caption_is_read_only_when_asked():
     assert [ln.kind for ln in out] == ["text", "table", "table", "text"]
     t4, t5 = out[1].text.splitlines(), out[2].text.splitlines()
     # the title lines in capitals are the caption; the mixed-case line under them is the header
-    assert t4[0] == "TABLE IV: ESTIMATED COST OF FINE -TUNING MIXTRAL ON GS WITH SPARSE MOE BASED ON OUR ANALYTICAL MODEL"
+    assert t4[0] == ("TABLE IV: ESTIMATED COST OF FINE -TUNING MIXTRAL ON GS WITH SPARSE MOE "
+                     "BASED ON OUR ANALYTICAL MODEL")
     assert t4[1] == "| GPU / Mem | MBS | Throughput | Cost ($/hr) | Cost ($) |"
     assert t4[-1] == "| H100 80GB | 17 | 4.90 | 2.1 | 17.9 |"
     # the next bare TABLE line ends the rows of the one before it

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import get_args, Literal
 
-from stages.core.answer.restate import mentions, restate
+from stages.core.answer.restate import mentions, restate, significant_digits
 
 Operation = Literal["none", "difference", "sum", "ratio", "percent_change", "product"]
 OPERATIONS: tuple[str, ...] = get_args(Operation)
@@ -63,15 +63,10 @@ def operand_value(x: float, unit: str, pointed: Sequence[str], others: Sequence[
     return restate(x, pointed, others, "" if _UNITLESS.search(unit or "") else unit)
 
 
-def _significant(x: float) -> str:
-    """The significant digits of x ("4" for 4e15 and for 40, "125" for 0.0125)."""
-    return re.sub(r"[^1-9]*$", "", re.sub(r"^[0.]*", "", f"{abs(x):.15f}".rstrip("0"))) or "0"
-
-
 def runaway(x: float) -> bool:
     """An operand the model ran away on: a digit or two, then zeros up to the JSON grammar's 16-digit
     limit ("b": 4000000000000000.0000000000000000e-0 for the "40" of "$40M", dev d312)."""
-    return math.isfinite(x) and abs(x) >= RUNAWAY_MIN and len(_significant(x)) <= 2
+    return math.isfinite(x) and abs(x) >= RUNAWAY_MIN and len(significant_digits(x)) <= 2
 
 
 def unrunaway(x: float, other: float, pointed: Sequence[str], others: Sequence[str]) -> float:
@@ -79,10 +74,10 @@ def unrunaway(x: float, other: float, pointed: Sequence[str], others: Sequence[s
     nearest the other operand in magnitude ("40" next to 800, not "4"); x when none does."""
     if not runaway(x):
         return x
-    lead = _significant(x)
+    lead = significant_digits(x)
     for texts in (pointed, others):
         found = [m.digits for t in texts for m in mentions(t)
-                 if m.digits and _significant(m.digits) == lead and not runaway(m.digits)]
+                 if m.digits and significant_digits(m.digits) == lead and not runaway(m.digits)]
         if found:
             ref = abs(other) if other else 1.0
             return min(found, key=lambda d: abs(math.log10(abs(d)) - math.log10(ref)))

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from decimal import Decimal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
@@ -220,10 +220,15 @@ def restate(v: float, pointed: Sequence[str], others: Sequence[str], unit: str) 
 MAX_ROUNDED_DIGITS = 2  # a copied number with at most this many significant digits may be a rounding
 
 
-def _significant(x: float) -> int:
-    """Significant digits of x as Python writes it: 5.4 -> 2, 5.439 -> 4, 30000.0 -> 1."""
-    digits = repr(abs(x)).split("e")[0].replace(".", "").lstrip("0").rstrip("0")
-    return len(digits)
+def significant_digits(x: float) -> str:
+    """The significant digits of x ("4" for 4e15 and for 40, "125" for 0.0125), a decimal point
+    between them kept ("5.439"): the leading digits a runaway operand shares (arithmetic.runaway)."""
+    return re.sub(r"[^1-9]*$", "", re.sub(r"^[0.]*", "", f"{abs(x):.15f}".rstrip("0"))) or "0"
+
+
+def _n_significant(x: float) -> int:
+    """How many significant digits x has: 5.4 -> 2, 5.439 -> 4, 30000.0 -> 1."""
+    return len(significant_digits(x).replace(".", ""))
 
 
 def more_precise(v: float, copied: float, texts: Sequence[str], unit: str) -> float:
@@ -233,7 +238,7 @@ def more_precise(v: float, copied: float, texts: Sequence[str], unit: str) -> fl
     digits; the candidate must lie within half a unit of its last digit (at v's magnitude), write more
     digits, state no unit of a family that neither the answer unit nor the copied mention has ("PUE 1.2"
     is no rounding of "1.23 kWh"), and be the only such number; else v."""
-    if not math.isfinite(v) or v == 0 or copied == int(copied) or _significant(copied) > MAX_ROUNDED_DIGITS:
+    if not math.isfinite(v) or v == 0 or copied == int(copied) or _n_significant(copied) > MAX_ROUNDED_DIGITS:
         return v
     decimals = -Decimal(repr(abs(copied))).as_tuple().exponent  # 5.4 -> 1, 1.5e-05 -> 6
     half = 0.5 * 10.0 ** -decimals * abs(v / copied)
@@ -243,6 +248,6 @@ def more_precise(v: float, copied: float, texts: Sequence[str], unit: str) -> fl
     families |= {target[0]} if target else set()
     found = {mn.value for mn in said
              if abs(mn.value - abs(v)) <= half * (1 + 1e-9) and not close(mn.value, abs(v))
-             and _significant(mn.digits) > _significant(copied)
+             and _n_significant(mn.digits) > _n_significant(copied)
              and not (mn.unit in _SCALES and _SCALES[mn.unit][0] not in families)}
     return math.copysign(found.pop(), v) if len(found) == 1 else v

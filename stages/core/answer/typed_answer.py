@@ -114,9 +114,10 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     first pays for evaluating it. A blank or (retry_ungrounded) ungrounded reading, or
     (retry_missing_operand) an operation missing its second number, is retried with the next,
     wider level; per member the first grounded reading wins, else the first non-blank one
-    (retry_missing_operand: among the readings with both numbers, when there are any). A greedy (temperature 0) member whose request is exactly an earlier
-    member's at the same level (same view, prefix and format) shares that member's reply instead of
-    asking again: the seed does not change a greedy reply. ``greedy`` (request -> reply) carries
+    (retry_missing_operand: among the readings with both numbers, when there are any). A greedy
+    (temperature 0) member whose request is exactly an earlier member's at the same level (same
+    view, prefix and format) shares that member's reply instead of asking again: the seed does not
+    change a greedy reply. ``greedy`` (request -> reply) carries
     those replies over from an earlier call for other members of the same question. ``kind``: the
     question's kind when inferred (kinds.question_type; ``unit`` is then the inferred unit), else
     from ``unit``.
