@@ -279,3 +279,18 @@ def test_table_trim_keeps_caption_header_and_the_rows_the_question_names():
     # a table within the limit stays whole
     big = build_context(tree, dense, [], RetrieveParams(**{**p.__dict__, "trim_table_tokens": 10_000}), focus=focus)
     assert big[0].node_ids == ["d:sec1:p3"]
+
+
+def test_table_trim_ties_keep_every_row_as_rich_as_the_best():
+    """retrieve.trim_table_ties: rows the question's keywords cannot tell from the best row
+    (a model's before and after rows) stay together past trim_table_tokens; a tie further down does not."""
+    tree = make_table_tree()
+    dense = [[("d:sec1:p3", 0.9)]]
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=20,
+                       trim_table_ties=False)
+    two_best = {t: 2.0 for t in tokenize("ELMo BERT")}
+    assert build_context(tree, dense, [], p, focus=two_best)[0].node_ids == ["d:sec1:p3:s1"]
+    ties = RetrieveParams(**{**p.__dict__, "trim_table_ties": True})
+    assert build_context(tree, dense, [], ties, focus=two_best)[0].node_ids == ["d:sec1:p3:s1", "d:sec1:p3:s2"]
+    one_best = {t: 2.0 for t in tokenize("BERT")} | {t: 1.0 for t in tokenize("ELMo GPT")}
+    assert build_context(tree, dense, [], ties, focus=one_best)[0].node_ids == ["d:sec1:p3:s2"]

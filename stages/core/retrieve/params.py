@@ -33,6 +33,8 @@ class RetrieveParams:
     trim_tokens: int = 0  # a prose unit longer than this is cut to its sentences richest in question keywords; 0 = off
     # a table longer than this keeps its caption, header and the rows richest in question keywords; 0 = off
     trim_table_tokens: int = 80
+    # rows as rich in question keywords as the best row all stay, past trim_table_tokens (before/after rows)
+    trim_table_ties: bool = True
     top_k_final: int = 16
     max_context_tokens: int = 700
     chars_per_token: float = 4.0

@@ -275,7 +275,9 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     """A whole table longer than `trim_table_tokens` cut to its caption, header and the rows that
     share the most question keywords (idf-weighted), in table order, within `trim_table_tokens`:
     a 1,300-token table of numbers then costs the reader the rows it asks about. A table with
-    no row sharing a keyword beyond the others stays whole (nothing tells the rows apart)."""
+    no row sharing a keyword beyond the others stays whole (nothing tells the rows apart); with
+    `trim_table_ties`, rows the keywords cannot tell from the best row join it past the limit
+    (a model's "before" and "after" rows, both needed for a difference)."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
     if u.media != "table" or para is None or tree[para].level != "paragraph" or _tokens(u.text, p) <= p.trim_table_tokens:
         return u
@@ -291,7 +293,8 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
         if gains[k] <= 0:
             break
         text = table_block(tree[para].text, sorted([*keep, k]))
-        if keep and _tokens(text, p) > p.trim_table_tokens:
+        tied = p.trim_table_ties and bool(keep) and gains[k] == gains[keep[0]]
+        if keep and not tied and _tokens(text, p) > p.trim_table_tokens:
             break
         keep.append(k)
     if not keep:
