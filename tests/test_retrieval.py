@@ -148,7 +148,7 @@ TABLE_MD = ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n|-
             "| ELMo | 517.66 | 336 |\n| BERT | 12,041 | 79 |\n| GPT-2 | 1,516 | 168 |")
 
 
-def make_table_tree() -> TreeView:
+def make_table_tree(table_md: str = TABLE_MD) -> TreeView:
     """A prose paragraph with a wattage, a prose paragraph without one, and a three-row table."""
     from stages.core.tree.tables import table_row_sentences
 
@@ -158,9 +158,9 @@ def make_table_tree() -> TreeView:
     for j, (pid, ss) in enumerate(prose.items()):
         rows.append((pid, "d:sec1", "paragraph", j, " ".join(ss), None))
         rows += [(f"{pid}:s{k + 1}", pid, "sentence", k, s, None) for k, s in enumerate(ss)]
-    rows.append(("d:sec1:p3", "d:sec1", "paragraph", 2, TABLE_MD, "table"))
+    rows.append(("d:sec1:p3", "d:sec1", "paragraph", 2, table_md, "table"))
     rows += [(f"d:sec1:p3:s{k + 1}", "d:sec1:p3", "sentence", k, s, None)
-             for k, s in enumerate(table_row_sentences(TABLE_MD))]
+             for k, s in enumerate(table_row_sentences(table_md))]
     df = pl.DataFrame(rows, schema=["node_id", "parent_id", "level", "ordinal", "text", "attachment_type"],
                       orient="row")
     return TreeView(df.with_columns(pl.lit("d").alias("doc_id"), pl.lit(1).alias("page")))
@@ -294,3 +294,24 @@ def test_table_trim_ties_keep_every_row_as_rich_as_the_best():
     assert build_context(tree, dense, [], ties, focus=two_best)[0].node_ids == ["d:sec1:p3:s1", "d:sec1:p3:s2"]
     one_best = {t: 2.0 for t in tokenize("BERT")} | {t: 1.0 for t in tokenize("ELMo GPT")}
     assert build_context(tree, dense, [], ties, focus=one_best)[0].node_ids == ["d:sec1:p3:s2"]
+
+
+def test_table_trim_unit_keeps_the_row_that_names_the_answer_unit():
+    """retrieve.trim_table_unit: in a table with one column per model, the row whose name writes the
+    question's answer unit in brackets is kept before rows richer in question keywords."""
+    from stages.core.retrieve.ranking import labels_unit, unit_pattern
+
+    assert labels_unit("Cost parity (# inferences)", unit_pattern("inferences"))
+    assert labels_unit("Energy [kWh]", unit_pattern("kWh")) and not labels_unit("Energy (kWh)", unit_pattern("MWh"))
+    assert not labels_unit("inferences per second", unit_pattern("inferences"))  # not in brackets
+    md = ("Table 5: Energy of the models.\n| | M7 | M3 |\n|---|---|---|\n| Training energy (kWh) | 51,686 | 25,497 |\n"
+          "| Finetuning energy (kWh) | 7,571 | 3,242 |\n| Cost parity (# inferences) | 592,570,000 | 395,602,740 |")
+    tree = make_table_tree(md)
+    dense = [[("d:sec1:p3", 0.9)]]
+    focus = {t: 2.0 for t in tokenize("finetuning energy")} | {t: 0.5 for t in tokenize("inferences")}
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=25,
+                       trim_table_unit=False)
+    assert build_context(tree, dense, [], p, "inferences", focus=focus)[0].node_ids == ["d:sec1:p3:s2"]
+    on = RetrieveParams(**{**p.__dict__, "trim_table_unit": True})
+    assert build_context(tree, dense, [], on, "inferences", focus=focus)[0].node_ids == ["d:sec1:p3:s3"]
+    assert build_context(tree, dense, [], on, None, focus=focus)[0].node_ids == ["d:sec1:p3:s2"]  # no unit asked

@@ -35,6 +35,8 @@ class RetrieveParams:
     trim_table_tokens: int = 80
     # rows as rich in question keywords as the best row all stay, past trim_table_tokens (before/after rows)
     trim_table_ties: bool = True
+    # a row whose name writes the answer unit in brackets ("Energy (kWh)") is kept first (tables of one column per model)
+    trim_table_unit: bool = True
     top_k_final: int = 16
     max_context_tokens: int = 700
     chars_per_token: float = 4.0

@@ -225,7 +225,8 @@ def build_context(
     if p.trim_tokens > 0 and focus:
         units = [trimmed(tree, u, focus, p) for u in units]
     if p.trim_table_tokens > 0 and focus:
-        units = [trimmed_table(tree, u, focus, p) for u in units]
+        row_unit = unit_pattern(answer_unit) if p.trim_table_unit else None
+        units = [trimmed_table(tree, u, focus, p, row_unit) for u in units]
     pattern = unit_pattern(answer_unit) if p.unit_boost > 0 else None
     if pattern is not None:
         for u in units:
@@ -271,13 +272,16 @@ def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: Retrie
     return u
 
 
-def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: RetrieveParams) -> RetrievedUnit:
+def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: RetrieveParams,
+                  unit: re.Pattern[str] | None = None) -> RetrievedUnit:
     """A whole table longer than `trim_table_tokens` cut to its caption, header and the rows that
     share the most question keywords (idf-weighted), in table order, within `trim_table_tokens`:
     a 1,300-token table of numbers then costs the reader the rows it asks about. A table with
     no row sharing a keyword beyond the others stays whole (nothing tells the rows apart); with
     `trim_table_ties`, rows the keywords cannot tell from the best row join it past the limit
-    (a model's "before" and "after" rows, both needed for a difference)."""
+    (a model's "before" and "after" rows, both needed for a difference). With `trim_table_unit`,
+    a row whose name writes the question's answer unit in brackets ("Cost parity (# inferences)")
+    comes first: in a table with one column per model, the unit names the row that answers."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
     if u.media != "table" or para is None or tree[para].level != "paragraph" or _tokens(u.text, p) <= p.trim_table_tokens:
         return u
@@ -286,14 +290,15 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     if len(rows) < 2 or len(rows) != len(cells):
         return u
     gains = [keyword_gain(" ".join(c), focus) for c in cells]
-    if max(gains) <= min(gains):
+    named = [p.trim_table_unit and unit is not None and bool(c) and labels_unit(c[0], unit) for c in cells]
+    if max(gains) <= min(gains) and not any(named):
         return u
     keep: list[int] = []
-    for k in sorted(range(len(rows)), key=lambda k: (-gains[k], k)):
-        if gains[k] <= 0:
+    for k in sorted(range(len(rows)), key=lambda k: (-named[k], -gains[k], k)):
+        if gains[k] <= 0 and not named[k]:
             break
         text = table_block(tree[para].text, sorted([*keep, k]))
-        tied = p.trim_table_ties and bool(keep) and gains[k] == gains[keep[0]]
+        tied = p.trim_table_ties and bool(keep) and (named[k], gains[k]) == (named[keep[0]], gains[keep[0]])
         if keep and not tied and _tokens(text, p) > p.trim_table_tokens:
             break
         keep.append(k)
@@ -388,6 +393,12 @@ def unit_pattern(answer_unit: str | None) -> re.Pattern[str] | None:
 
 
 _NUMBER = re.compile(r"\d")
+_BRACKETED = re.compile(r"[(\[]([^)\]]*)[)\]]")
+
+
+def labels_unit(label: str, pattern: re.Pattern[str]) -> bool:
+    """True when a row name writes the unit in brackets: 'Cost parity (# inferences)', 'Energy [kWh]'."""
+    return any(pattern.search(b) for b in _BRACKETED.findall(label))
 
 
 def holds_unit(u: RetrievedUnit, pattern: re.Pattern[str]) -> bool:
