@@ -242,3 +242,13 @@ def test_first_header_line_names_the_columns_when_the_lines_under_it_are_fewer_w
     # flat (tree.table_columns: flat) keeps the whole header as one name, as before
     flat = Table("TABLE V", header=["Model Batch Max", "Name"], rows=[("Qwen2-7B", ["8", "512"])], segment=False)
     assert flat.columns() == ["Model", "Batch Max Name"]
+
+
+def test_caption_abbreviations_are_the_fewest_words_whose_initials_spell_them():
+    from stages.core.tree.tables import caption_abbreviations
+
+    got = caption_abbreviations("Table 4. The gain for the Flexible Start (FS) and Pause and Resume (P&R) optimizations.")
+    assert got == {"FS": "Flexible Start", "P&R": "Pause and Resume"}
+    assert caption_abbreviations("Power usage effectiveness (PUE) per site") == {"PUE": "Power usage effectiveness"}
+    # initials that do not spell it, a one-letter name, and a unit in brackets are not abbreviations
+    assert caption_abbreviations("Energy of the runs (GPU) and Power (W) in Watts (kWh)") == {}

@@ -37,6 +37,8 @@ class RetrieveParams:
     trim_table_ties: bool = True
     # a row whose name writes the answer unit in brackets ("Energy (kWh)") is kept first (tables of one column per model)
     trim_table_unit: bool = True
+    # a row named by an abbreviation the caption defines ("P&R") also counts the words it stands for as keywords
+    trim_table_abbreviations: bool = True
     top_k_final: int = 16
     max_context_tokens: int = 700
     chars_per_token: float = 4.0

@@ -29,7 +29,7 @@ from stages.core.index.keywords import tokenize
 from stages.core.index.vocab import UNIT_SPELLINGS
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.tree.navigate import TreeView, is_ancestor
-from stages.core.tree.tables import table_block, table_parts
+from stages.core.tree.tables import caption_abbreviations, table_block, table_parts
 
 
 @dataclass
@@ -281,7 +281,9 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     `trim_table_ties`, rows the keywords cannot tell from the best row join it past the limit
     (a model's "before" and "after" rows, both needed for a difference). With `trim_table_unit`,
     a row whose name writes the question's answer unit in brackets ("Cost parity (# inferences)")
-    comes first: in a table with one column per model, the unit names the row that answers."""
+    comes first: in a table with one column per model, the unit names the row that answers. With
+    `trim_table_abbreviations`, a row named by an abbreviation its caption defines ("P&R") also
+    counts the words it stands for ("Pause and Resume") as its keywords."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
     if u.media != "table" or para is None or tree[para].level != "paragraph" or _tokens(u.text, p) <= p.trim_table_tokens:
         return u
@@ -289,7 +291,9 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     _, header, cells = table_parts(tree[para].text)
     if len(rows) < 2 or len(rows) != len(cells):
         return u
-    gains = [keyword_gain(" ".join(c), focus) for c in cells]
+    spelled = _spelled_out(tree[para].text) if p.trim_table_abbreviations else {}
+    gains = [keyword_gain(" ".join([*c, *(long for a, long in spelled.items() if c and a.search(c[0]))]), focus)
+             for c in cells]
     named = [p.trim_table_unit and unit is not None and bool(c) and labels_unit(c[0], unit) for c in cells]
     if max(gains) <= min(gains) and not any(named):
         return u
@@ -394,6 +398,12 @@ def unit_pattern(answer_unit: str | None) -> re.Pattern[str] | None:
 
 _NUMBER = re.compile(r"\d")
 _BRACKETED = re.compile(r"[(\[]([^)\]]*)[)\]]")
+
+
+def _spelled_out(table_md: str) -> dict[re.Pattern[str], str]:
+    """The caption's abbreviations as whole-word patterns, each with the words it stands for."""
+    caption = " ".join(line for line in table_md.splitlines() if not line.lstrip().startswith("|"))
+    return {re.compile(rf"(?<![\w&]){re.escape(a)}(?![\w&])"): long for a, long in caption_abbreviations(caption).items()}
 
 
 def labels_unit(label: str, pattern: re.Pattern[str]) -> bool:
