@@ -247,7 +247,7 @@ def test_first_header_line_names_the_columns_when_the_lines_under_it_are_fewer_w
 def test_caption_abbreviations_are_the_fewest_words_whose_initials_spell_them():
     from stages.core.tree.tables import caption_abbreviations
 
-    got = caption_abbreviations("Table 4. The gain for the Flexible Start (FS) and Pause and Resume (P&R) optimizations.")
+    got = caption_abbreviations("Table 4. The gain of the Flexible Start (FS) and Pause and Resume (P&R) methods.")
     assert got == {"FS": "Flexible Start", "P&R": "Pause and Resume"}
     assert caption_abbreviations("Power usage effectiveness (PUE) per site") == {"PUE": "Power usage effectiveness"}
     # initials that do not spell it, a one-letter name, and a unit in brackets are not abbreviations

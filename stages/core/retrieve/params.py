@@ -35,7 +35,8 @@ class RetrieveParams:
     trim_table_tokens: int = 80
     # rows as rich in question keywords as the best row all stay, past trim_table_tokens (before/after rows)
     trim_table_ties: bool = True
-    # a row whose name writes the answer unit in brackets ("Energy (kWh)") is kept first (tables of one column per model)
+    # a row whose name writes the answer unit in brackets ("Energy (kWh)") is kept first
+    # (tables with one column per model)
     trim_table_unit: bool = True
     # a row named by an abbreviation the caption defines ("P&R") also counts the words it stands for as keywords
     trim_table_abbreviations: bool = True

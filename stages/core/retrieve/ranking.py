@@ -403,7 +403,8 @@ _BRACKETED = re.compile(r"[(\[]([^)\]]*)[)\]]")
 def _spelled_out(table_md: str) -> dict[re.Pattern[str], str]:
     """The caption's abbreviations as whole-word patterns, each with the words it stands for."""
     caption = " ".join(line for line in table_md.splitlines() if not line.lstrip().startswith("|"))
-    return {re.compile(rf"(?<![\w&]){re.escape(a)}(?![\w&])"): long for a, long in caption_abbreviations(caption).items()}
+    defined = caption_abbreviations(caption)
+    return {re.compile(rf"(?<![\w&]){re.escape(a)}(?![\w&])"): long for a, long in defined.items()}
 
 
 def labels_unit(label: str, pattern: re.Pattern[str]) -> bool:
