@@ -5,9 +5,15 @@
 #                              (as root, via apt-get) chromium + chromium-driver for tests/test_ui_browser.py
 #   scripts/setup.sh all    -> both
 # EXTRAS=s3 (comma-separated pyproject extras) adds e.g. dvc-s3 to a `run` install.
+# LLM_BUILD=native rebuilds the embedded llama.cpp (xllamacpp) from its PyPI source for this CPU, once per venv:
+#   the PyPI wheel targets AVX2; a native build uses AVX-512/VNNI where the CPU has them (docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
+case "${LLM_BUILD:-wheel}" in  # checked first: nothing is installed for a typo
+  wheel|native) ;;
+  *) echo "setup: LLM_BUILD=${LLM_BUILD} is not one of: wheel (the PyPI build, default), native (built for this CPU)" >&2; exit 2 ;;
+esac
 PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
@@ -27,6 +33,19 @@ if [ -n "${EXTRAS:-}" ]; then
   if [ "$extras" = "." ]; then extras=".[$EXTRAS]"; else extras="${extras%]},$EXTRAS]"; fi
 fi
 .venv/bin/python -m pip install -q -e "$extras" "${reqs[@]}"
+if [ "${LLM_BUILD:-wheel}" = native ]; then
+  ver=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("xllamacpp"))')
+  if [ "$(cat .venv/llm-build-native 2>/dev/null)" != "$ver" ]; then
+    for tool in cmake cc c++; do
+      command -v "$tool" >/dev/null || { echo "setup: LLM_BUILD=native needs $tool (Debian: apt-get install -y cmake build-essential)" >&2; exit 1; }
+    done
+    echo "setup: building xllamacpp $ver (llama.cpp) for this CPU; about 12 min on 2 cores, once per venv"
+    # no TLS and no llguidance: they download sources at build time, and the embedded server needs neither
+    CMAKE_ARGS="${CMAKE_ARGS:-} -DLLAMA_BUILD_BORINGSSL=OFF -DLLAMA_LLGUIDANCE=OFF" \
+      .venv/bin/python -m pip install -q --force-reinstall --no-deps --no-binary xllamacpp "xllamacpp==$ver"
+    echo "$ver" > .venv/llm-build-native
+  fi
+fi
 # analytics is off in the committed .dvc/config; write it only if missing (dvc config rewrites the file and drops its comments)
 [ "$(.venv/bin/dvc config core.analytics 2>/dev/null)" = "false" ] || .venv/bin/dvc config core.analytics false >/dev/null 2>&1 || true
 # the browser test (tests/test_ui_browser.py) drives the distribution's chromium with its chromedriver
@@ -38,4 +57,7 @@ if [ "$what" != run ] && ! { command -v chromium >/dev/null && command -v chrome
       "or tests/test_ui_browser.py is skipped (and fails under CI)" >&2
   fi
 fi
-echo "setup ($what) done: $(.venv/bin/python --version), dvc $(.venv/bin/dvc --version)"
+llm_build=wheel
+[ "$(cat .venv/llm-build-native 2>/dev/null)" = "$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("xllamacpp"))')" ] \
+  && llm_build="native (.venv/llm-build-native)"
+echo "setup ($what) done: $(.venv/bin/python --version), dvc $(.venv/bin/dvc --version), llama.cpp: $llm_build"
