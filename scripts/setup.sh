@@ -15,6 +15,7 @@ case "${LLM_BUILD:-wheel}" in  # checked first: nothing is installed for a typo
   *) echo "setup: LLM_BUILD=${LLM_BUILD} is not one of: wheel (the PyPI build, default), native (built for this CPU)" >&2; exit 2 ;;
 esac
 PY="${PYTHON:-python3}"
+xllamacpp_version() { .venv/bin/python -c 'import importlib.metadata as m; print(m.version("xllamacpp"))'; }
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
@@ -34,7 +35,7 @@ if [ -n "${EXTRAS:-}" ]; then
 fi
 .venv/bin/python -m pip install -q -e "$extras" "${reqs[@]}"
 if [ "${LLM_BUILD:-wheel}" = native ]; then
-  ver=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("xllamacpp"))')
+  ver=$(xllamacpp_version)
   if [ "$(cat .venv/llm-build-native 2>/dev/null)" != "$ver" ]; then
     for tool in cmake cc c++; do
       command -v "$tool" >/dev/null || { echo "setup: LLM_BUILD=native needs $tool (Debian: apt-get install -y cmake build-essential)" >&2; exit 1; }
@@ -58,6 +59,5 @@ if [ "$what" != run ] && ! { command -v chromium >/dev/null && command -v chrome
   fi
 fi
 llm_build=wheel
-[ "$(cat .venv/llm-build-native 2>/dev/null)" = "$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("xllamacpp"))')" ] \
-  && llm_build="native (.venv/llm-build-native)"
+[ "$(cat .venv/llm-build-native 2>/dev/null)" = "$(xllamacpp_version)" ] && llm_build="native (.venv/llm-build-native)"
 echo "setup ($what) done: $(.venv/bin/python --version), dvc $(.venv/bin/dvc --version), llama.cpp: $llm_build"

@@ -224,11 +224,10 @@ def build_context(
 
     if p.trim_tokens > 0 and focus:
         units = [trimmed(tree, u, focus, p) for u in units]
+    pattern = unit_pattern(answer_unit)
     if p.trim_table_tokens > 0 and focus:
-        row_unit = unit_pattern(answer_unit) if p.trim_table_unit else None
-        units = [trimmed_table(tree, u, focus, p, row_unit) for u in units]
-    pattern = unit_pattern(answer_unit) if p.unit_boost > 0 else None
-    if pattern is not None:
+        units = [trimmed_table(tree, u, focus, p, pattern) for u in units]
+    if pattern is not None and p.unit_boost > 0:
         for u in units:
             if holds_unit(u, pattern):
                 u.score *= 1 + p.unit_boost
@@ -288,10 +287,10 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     if u.media != "table" or para is None or tree[para].level != "paragraph" or _tokens(u.text, p) <= p.trim_table_tokens:
         return u
     rows = [i for i in tree.children.get(para, []) if tree[i].level == "sentence"]
-    _, header, cells = table_parts(tree[para].text)
+    caption, _, cells = table_parts(tree[para].text, cut_caption=False)
     if len(rows) < 2 or len(rows) != len(cells):
         return u
-    spelled = _spelled_out(tree[para].text) if p.trim_table_abbreviations else {}
+    spelled = _spelled_out(caption) if p.trim_table_abbreviations else {}
     gains = [keyword_gain(" ".join([*c, *(long for a, long in spelled.items() if c and a.search(c[0]))]), focus)
              for c in cells]
     named = [p.trim_table_unit and unit is not None and bool(c) and labels_unit(c[0], unit) for c in cells]
@@ -400,9 +399,8 @@ _NUMBER = re.compile(r"\d")
 _BRACKETED = re.compile(r"[(\[]([^)\]]*)[)\]]")
 
 
-def _spelled_out(table_md: str) -> dict[re.Pattern[str], str]:
+def _spelled_out(caption: str) -> dict[re.Pattern[str], str]:
     """The caption's abbreviations as whole-word patterns, each with the words it stands for."""
-    caption = " ".join(line for line in table_md.splitlines() if not line.lstrip().startswith("|"))
     defined = caption_abbreviations(caption)
     return {re.compile(rf"(?<![\w&]){re.escape(a)}(?![\w&])"): long for a, long in defined.items()}
 

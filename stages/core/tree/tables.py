@@ -427,9 +427,10 @@ def is_separator(cells: list[str]) -> bool:
     return all(re.fullmatch(r":?-{2,}:?", c) for c in cells)
 
 
-def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
-    """(caption cut at CAPTION_CHARS_IN_ROW, header cells, data rows) of a (caption +) markdown
-    table; a data row with no value is left out, so the rows line up with `table_row_sentences`."""
+def table_parts(markdown: str, cut_caption: bool = True) -> tuple[str, list[str], list[list[str]]]:
+    """(caption cut at CAPTION_CHARS_IN_ROW unless not ``cut_caption``, header cells, data rows) of a
+    (caption +) markdown table; a data row with no value is left out, so the rows line up with
+    `table_row_sentences`."""
     rows: list[list[str]] = []
     caption = ""
     for line in markdown.splitlines():
@@ -444,7 +445,7 @@ def table_parts(markdown: str) -> tuple[str, list[str], list[list[str]]]:
         rows.append(cells)
     if not rows:
         return caption, [], []
-    if len(caption) > CAPTION_CHARS_IN_ROW:
+    if cut_caption and len(caption) > CAPTION_CHARS_IN_ROW:
         cut = caption.rfind(" ", 0, CAPTION_CHARS_IN_ROW)
         caption = caption[: cut if cut > 0 else CAPTION_CHARS_IN_ROW] + " …"
     return caption, rows[0], [r for r in rows[1:] if any(r)]
