@@ -4,6 +4,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from stages.core.common.params import ParamError
 from stages.core.index.keywords import tokenize
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.ranking import build_context, count_tokens, rerank
@@ -121,6 +122,23 @@ def test_trim_keeps_the_sentences_richest_in_question_keywords():
     # no keyword in common: the unit stays whole rather than cut at random
     none = build_context(tree, dense, [], p, focus={t: 1.0 for t in tokenize("zeta")})
     assert none[0].node_ids == ["d:sec1:p1"]
+
+
+def test_coverage_prefers_a_unit_that_adds_a_question_keyword_the_chosen_units_lack():
+    tree = make_tree()
+    # scores: Alpha 0.9, Beta 0.85, Gamma 0.8; the budget holds two of the three sentences
+    dense = [[("d:sec1:p1:s1", 0.9), ("d:sec1:p2:s1", 0.85), ("d:sec1:p3:s1", 0.8)]]
+    focus = {t: 1.0 for t in tokenize("alpha gamma")}
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", rerank="score", max_context_tokens=6)
+    assert [u.key for u in build_context(tree, dense, [], p, focus=focus)] == ["d:sec1:p1:s1", "d:sec1:p2:s1"]
+    # Gamma adds the keyword Alpha lacks: 0.8/0.9 + 1.0 x 1/2 beats Beta's 0.85/0.9 + 0
+    cov = RetrieveParams(**{**p.__dict__, "coverage": 1.0})
+    assert [u.key for u in build_context(tree, dense, [], cov, focus=focus)] == ["d:sec1:p1:s1", "d:sec1:p3:s1"]
+    # a small weight does not outweigh the score gap
+    weak = RetrieveParams(**{**p.__dict__, "coverage": 0.1})
+    assert [u.key for u in build_context(tree, dense, [], weak, focus=focus)] == ["d:sec1:p1:s1", "d:sec1:p2:s1"]
+    with pytest.raises(ParamError, match="retrieve.coverage"):
+        RetrieveParams(coverage=-1.0).validate()
 
 
 def test_top_k_final_caps_units():

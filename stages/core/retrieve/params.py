@@ -40,6 +40,9 @@ class RetrieveParams:
     trim_table_unit: bool = True
     # a row named by an abbreviation the caption defines ("P&R") also counts the words it stands for as keywords
     trim_table_abbreviations: bool = True
+    # selection: a unit's fused score (as a share of the best) plus this x the idf weight of the question
+    # keywords it adds to the units chosen before it (as a share of all); 0 = score order
+    coverage: float = 0.0
     top_k_final: int = 16
     max_context_tokens: int = 700
     chars_per_token: float = 4.0
@@ -67,6 +70,8 @@ class RetrieveParams:
         for name in ("trim_tokens", "trim_table_tokens"):
             if getattr(self, name) < 0:
                 raise ParamError(f"params.yaml: retrieve.{name}={getattr(self, name)} must be >= 0 (0 = off)")
+        if self.coverage < 0:
+            raise ParamError(f"params.yaml: retrieve.coverage={self.coverage} must be >= 0 (0 = off)")
         if self.tokens_per_digit < 0:
             raise ParamError(f"params.yaml: retrieve.tokens_per_digit={self.tokens_per_digit} must be >= 0 (0 = off)")
         if self.fill not in ("stop", "skip"):

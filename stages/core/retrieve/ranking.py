@@ -232,7 +232,32 @@ def build_context(
             if holds_unit(u, pattern):
                 u.score *= 1 + p.unit_boost
         units = sorted(units, key=lambda u: -u.score)  # stable: ties keep the fused order
+    if p.coverage > 0 and focus:
+        units = coverage_order(units, focus, p.coverage)
     return _fill_budget(tree, units, p)
+
+
+def coverage_order(units: list[RetrievedUnit], focus: dict[str, float], weight: float) -> list[RetrievedUnit]:
+    """Units in greedy order of fused score (as a share of the best) plus `weight` x the idf weight
+    of the question keywords each adds to those before it (as a share of all the question's): a
+    table row alone in naming "Altoona" then outranks a third paragraph on "health cost"."""
+    total = sum(focus.values())
+    if not units or total <= 0:
+        return units
+    top = max(u.score for u in units) or 1.0
+    words = [{t for t in set(tokenize(u.text)) if focus.get(t, 0.0) > 0} for u in units]
+    covered: set[str] = set()
+    left, order = list(range(len(units))), []
+
+    def value(i: int) -> float:
+        return units[i].score / top + weight * sum(focus[t] for t in words[i] - covered) / total
+
+    while left:
+        best = max(left, key=value)
+        left.remove(best)
+        order.append(units[best])
+        covered |= words[best]
+    return order
 
 
 def keyword_gain(text: str, focus: dict[str, float]) -> float:
@@ -284,7 +309,8 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     `trim_table_abbreviations`, a row named by an abbreviation its caption defines ("P&R") also
     counts the words it stands for ("Pause and Resume") as its keywords."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
-    if u.media != "table" or para is None or tree[para].level != "paragraph" or _tokens(u.text, p) <= p.trim_table_tokens:
+    if (u.media != "table" or para is None or tree[para].level != "paragraph"
+            or _tokens(u.text, p) <= p.trim_table_tokens):
         return u
     rows = [i for i in tree.children.get(para, []) if tree[i].level == "sentence"]
     caption, _, cells = table_parts(tree[para].text, cut_caption=False)
