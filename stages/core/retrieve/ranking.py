@@ -245,7 +245,7 @@ def coverage_order(units: list[RetrievedUnit], focus: dict[str, float], weight: 
     if not units or total <= 0:
         return units
     top = max(u.score for u in units) or 1.0
-    words = [{t for t in set(tokenize(u.text)) if focus.get(t, 0.0) > 0} for u in units]
+    words = [question_keywords(u.text, focus) for u in units]
     covered: set[str] = set()
     left, order = list(range(len(units))), []
 
@@ -260,11 +260,16 @@ def coverage_order(units: list[RetrievedUnit], focus: dict[str, float], weight: 
     return order
 
 
+def question_keywords(text: str, focus: dict[str, float]) -> set[str]:
+    """The question keywords (the keys of `focus`) that the text contains, in BM25's tokens."""
+    return set(tokenize(text)) & focus.keys()
+
+
 def keyword_gain(text: str, focus: dict[str, float]) -> float:
     """The summed weight of the question keywords the text contains (how `trimmed` and
     `trimmed_table` tell a unit's sentences or a table's rows apart)."""
-    toks = set(tokenize(text))
-    return sum(w for t, w in focus.items() if t in toks)
+    found = question_keywords(text, focus)
+    return sum(w for t, w in focus.items() if t in found)  # in focus order: ties between rows stay exact
 
 
 def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: RetrieveParams) -> RetrievedUnit:
