@@ -141,6 +141,28 @@ def test_coverage_prefers_a_unit_that_adds_a_question_keyword_the_chosen_units_l
         RetrieveParams(coverage=-1.0).validate()
 
 
+def test_coverage_fused_layout_keeps_the_top_unit_and_shows_the_chosen_units_in_score_order():
+    tree = make_tree()
+    # sentence units, by score: Alpha one, Beta one, Alpha three, Gamma one
+    dense = [[("d:sec1:p1:s1", 0.9), ("d:sec1:p2:s1", 0.85), ("d:sec1:p1:s3", 0.8), ("d:sec1:p3:s1", 0.75)]]
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", rerank="score", max_context_tokens=9, coverage=1.0)
+    greedy = RetrieveParams(**{**p.__dict__, "coverage_layout": "greedy"})
+
+    def keys(params: RetrieveParams, question: str) -> list[str]:
+        focus = {t: 1.0 for t in tokenize(question)}
+        return [u.key for u in build_context(tree, dense, [], params, focus=focus)]
+
+    # after Alpha one, Gamma adds "gamma" (0.75/0.9 + 1/2) and beats Beta; the reader still sees Beta before Gamma
+    assert keys(greedy, "alpha gamma") == ["d:sec1:p1:s1", "d:sec1:p3:s1", "d:sec1:p2:s1"]
+    assert keys(p, "alpha gamma") == ["d:sec1:p1:s1", "d:sec1:p2:s1", "d:sec1:p3:s1"]
+    # Alpha one names no keyword: greedy drops it from the two places, fused keeps it first
+    two = {"max_context_tokens": 6}
+    assert keys(RetrieveParams(**{**greedy.__dict__, **two}), "beta gamma") == ["d:sec1:p2:s1", "d:sec1:p3:s1"]
+    assert keys(RetrieveParams(**{**p.__dict__, **two}), "beta gamma") == ["d:sec1:p1:s1", "d:sec1:p2:s1"]
+    with pytest.raises(ParamError, match="retrieve.coverage_layout"):
+        RetrieveParams(coverage_layout="random").validate()  # type: ignore[arg-type]
+
+
 def test_top_k_final_caps_units():
     tree = make_tree()
     dense = [[("d:sec1:p3:s1", 0.9), ("d:sec1:p2", 0.8), ("d:sec1:p1", 0.7)]]

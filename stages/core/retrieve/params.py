@@ -43,6 +43,9 @@ class RetrieveParams:
     # selection: a unit's fused score (as a share of the best) plus this x the idf weight of the question
     # keywords it adds to the units chosen before it (as a share of all); 0 = score order
     coverage: float = 0.0
+    # fused: the top unit is always chosen and the chosen units are shown in fused-score order |
+    # greedy: shown in the order coverage chose them (the top unit may lose its first place)
+    coverage_layout: Literal["fused", "greedy"] = "fused"
     top_k_final: int = 16
     max_context_tokens: int = 700
     chars_per_token: float = 4.0
@@ -74,6 +77,8 @@ class RetrieveParams:
             raise ParamError(f"params.yaml: retrieve.coverage={self.coverage} must be >= 0 (0 = off)")
         if self.tokens_per_digit < 0:
             raise ParamError(f"params.yaml: retrieve.tokens_per_digit={self.tokens_per_digit} must be >= 0 (0 = off)")
+        if self.coverage_layout not in ("fused", "greedy"):
+            raise ParamError(f"params.yaml: retrieve.coverage_layout={self.coverage_layout!r} must be fused or greedy")
         if self.fill not in ("stop", "skip"):
             raise ParamError(f"params.yaml: retrieve.fill={self.fill!r} must be stop or skip")
 

@@ -233,14 +233,21 @@ def build_context(
                 u.score *= 1 + p.unit_boost
         units = sorted(units, key=lambda u: -u.score)  # stable: ties keep the fused order
     if p.coverage > 0 and focus:
-        units = coverage_order(units, focus, p.coverage)
+        fused = p.coverage_layout == "fused"
+        rank = {id(u): i for i, u in enumerate(units)}
+        chosen = _fill_budget(tree, coverage_order(units, focus, p.coverage, keep_top=fused), p)
+        # fused: only the choice follows coverage; the reader sees the chosen units in score order
+        return sorted(chosen, key=lambda u: rank[id(u)]) if fused else chosen
     return _fill_budget(tree, units, p)
 
 
-def coverage_order(units: list[RetrievedUnit], focus: dict[str, float], weight: float) -> list[RetrievedUnit]:
+def coverage_order(units: list[RetrievedUnit], focus: dict[str, float], weight: float,
+                   keep_top: bool = False) -> list[RetrievedUnit]:
     """Units in greedy order of fused score (as a share of the best) plus `weight` x the idf weight
     of the question keywords each adds to those before it (as a share of all the question's): a
-    table row alone in naming "Altoona" then outranks a third paragraph on "health cost"."""
+    table row alone in naming "Altoona" then outranks a third paragraph on "health cost".
+    `keep_top`: the best-scored unit is chosen first whatever it adds (train q166 lost its
+    answer when a word-rich paragraph took the first place)."""
     total = sum(focus.values())
     if not units or total <= 0:
         return units
@@ -248,6 +255,11 @@ def coverage_order(units: list[RetrievedUnit], focus: dict[str, float], weight: 
     words = [question_keywords(u.text, focus) for u in units]
     covered: set[str] = set()
     left, order = list(range(len(units))), []
+    if keep_top:
+        first = max(left, key=lambda i: units[i].score)
+        left.remove(first)
+        order.append(units[first])
+        covered |= words[first]
 
     def value(i: int) -> float:
         return units[i].score / top + weight * sum(focus[t] for t in words[i] - covered) / total
