@@ -82,6 +82,12 @@ class RetrieveParams:
         if self.fill not in ("stop", "skip"):
             raise ParamError(f"params.yaml: retrieve.fill={self.fill!r} must be stop or skip")
 
+    @property
+    def uses_focus(self) -> bool:
+        """Whether retrieval needs the question's keyword weights (the trims and coverage read them):
+        the one place a new user of them is added."""
+        return self.trim_tokens > 0 or self.trim_table_tokens > 0 or self.coverage > 0
+
     def scaled(self, factor: float) -> RetrieveParams:
         """The same params with depth and budget multiplied (for answer retries)."""
         return RetrieveParams(**{**self.__dict__,

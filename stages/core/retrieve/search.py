@@ -65,8 +65,7 @@ class Retriever:
             weights, only = None, False
             keyword = self.index.keyword(kw_query, p.bm25_k, include_excluded=incl)
         dense = self.index.dense(vecs, p.top_k, include_excluded=incl, doc_weights=weights, only_docs=only)
-        uses_focus = p.trim_tokens > 0 or p.trim_table_tokens > 0 or p.coverage > 0
-        focus = self.index.term_weights(queries[0]) if uses_focus else None
+        focus = self.index.term_weights(queries[0]) if p.uses_focus else None
         return build_context(self.tree, dense, keyword, p, answer_unit, focus)
 
 
