@@ -255,13 +255,10 @@ def coverage_order(units: list[RetrievedUnit], focus: dict[str, float], weight: 
     words = [question_keywords(u.text, focus) for u in units]
     covered: set[str] = set()
     left, order = list(range(len(units))), []
-    if keep_top:
-        first = max(left, key=lambda i: units[i].score)
-        left.remove(first)
-        order.append(units[first])
-        covered |= words[first]
 
     def value(i: int) -> float:
+        if keep_top and not order:
+            return units[i].score  # the first pick: the best-scored unit, whatever it adds
         return units[i].score / top + weight * sum(focus[t] for t in words[i] - covered) / total
 
     while left:
