@@ -174,6 +174,16 @@ def test_report_filter_open_and_marks(project, browser) -> None:
     print(f"report: requests {sorted(set(u.split(':')[0] for u in urls))}")
 
 
+def _submit_and_wait(browser, by, timeout: float = 600) -> None:
+    """Click Ask and wait until the page it was on is gone: otherwise a find may read the old page."""
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = browser.find_element(by.TAG_NAME, "html")
+    browser.find_element(by.ID, "ask-button").click()
+    WebDriverWait(browser, timeout).until(ec.staleness_of(page))
+
+
 def test_ask_page_answers_a_train_question(project, browser) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -196,8 +206,10 @@ def test_ask_page_answers_a_train_question(project, browser) -> None:
         assert url, "".join(lines)[-3000:]
         browser.get_log("performance")
         browser.get(url)
-        browser.find_element(By.ID, "ask-button").click()  # empty question: a message, not a stack trace
-        assert "empty" in browser.find_element(By.ID, "error").text
+        # the form posts and loads a new page: wait for the old one to go before reading the new one
+        _submit_and_wait(browser, By)  # empty question: a message, not a stack trace
+        error = WebDriverWait(browser, 60).until(ec.presence_of_element_located((By.ID, "error")))
+        assert "empty" in error.text
         browser.get_log("browser")  # the 400 itself is logged as a console error: that one is expected
         for question, unit, doc, doc_url in [
                 ("How much electricity does the Maryland solar farm generate per year?", "MWh", "solar2023",
@@ -212,7 +224,7 @@ def test_ask_page_answers_a_train_question(project, browser) -> None:
             u.clear()
             u.send_keys(unit)
             t0 = time.perf_counter()
-            browser.find_element(By.ID, "ask-button").click()
+            _submit_and_wait(browser, By)
             WebDriverWait(browser, 600).until(ec.presence_of_element_located((By.ID, "result")))
             print(f"ask: {question!r}: page in {time.perf_counter() - t0:.2f} s; "
                   f"{browser.find_element(By.ID, 'timing').text}")
