@@ -56,6 +56,18 @@ SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
+def add_gguf_settings(paths: list[str]) -> list[str]:
+    """`--gguf NAME=PATH`: time another weights file of the same model (say, re-quantized) as a setting."""
+    names = []
+    for item in paths:
+        name, sep, path = item.partition("=")
+        if not sep or not Path(path).is_file():
+            raise SystemExit(f"--gguf {item!r}: expected NAME=PATH to an existing .gguf file")
+        SETTINGS[name] = {"model_path": str(Path(path).resolve())}
+        names.append(name)
+    return names
+
+
 class Recorder(FakeLLM):
     """The fake model's replies, keeping each request whole."""
 
@@ -93,7 +105,7 @@ def start_server(llm: LLMParams, extra: dict[str, Any]):  # -> (xllamacpp.Server
 
     threads = extra.get("threads") or llm.threads or (os.cpu_count() or 2)
     p = xllamacpp.CommonParams()
-    p.model.path = str(ensure_model(llm.model))
+    p.model.path = str(extra.get("model_path") or ensure_model(llm.model))
     p.n_ctx = llm.n_ctx
     p.n_parallel = 1
     p.cpuparams.n_threads = p.cpuparams_batch.n_threads = threads
@@ -102,7 +114,7 @@ def start_server(llm: LLMParams, extra: dict[str, Any]):  # -> (xllamacpp.Server
     p.cache_ram_mib = llm.cache_ram_mib
     p.verbosity = -1
     for key, value in extra.items():
-        if key == "threads":
+        if key in ("threads", "model_path"):
             continue
         if key == "flash_attn_type":  # base keeps llama.cpp's default (auto)
             value = xllamacpp.llama_flash_attn_type[f"LLAMA_FLASH_ATTN_TYPE_{value}"]
@@ -134,9 +146,12 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=12)
     ap.add_argument("--set", default="train", choices=sorted(SETS))
     ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    ap.add_argument("--gguf", nargs="*", default=[], metavar="NAME=PATH",
+                    help="also time these weights files (same model, another quantization), after --settings")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "llm_settings.json")
     args = ap.parse_args()
     llm = section(LLMParams, "llm", load_params(ROOT / "params.yaml"))
+    args.settings += add_gguf_settings(args.gguf)
     bodies = record_requests(args.set)[: args.requests]
     results: dict[str, Any] = {}
     base_replies = None
