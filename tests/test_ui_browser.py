@@ -175,13 +175,19 @@ def test_report_filter_open_and_marks(project, browser) -> None:
 
 
 def _submit_and_wait(browser, by, timeout: float = 600) -> None:
-    """Click Ask and wait until the page it was on is gone: otherwise a find may read the old page."""
-    from selenium.webdriver.support import expected_conditions as ec
+    """Click Ask and wait until a new page has loaded: otherwise a find may read the old page.
+
+    The old page is marked with a window property, which the new document does not have. (Waiting for
+    the old <html> element to go stale raced too: Chrome 156 may answer "Node with given id does not
+    belong to the document" instead of a stale-element error.) Errors while the page changes are retried."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    page = browser.find_element(by.TAG_NAME, "html")
+    browser.execute_script("window.__treerag_old_page = true")
     browser.find_element(by.ID, "ask-button").click()
-    WebDriverWait(browser, timeout).until(ec.staleness_of(page))
+    WebDriverWait(browser, timeout, ignored_exceptions=(WebDriverException,)).until(
+        lambda b: b.execute_script("return window.__treerag_old_page === undefined "
+                                   "&& document.readyState === 'complete'"))
 
 
 def test_ask_page_answers_a_train_question(project, browser) -> None:
