@@ -251,3 +251,16 @@ def test_same_work_speed_pairs_only_calls_with_equal_work_and_run_cost_counts_pe
     assert cost == {"questions": 2, "llm_s_per_question": pytest.approx(15.0),
                     "prompt_evaluated_per_question": pytest.approx(300.0),
                     "completion_tokens_per_question": pytest.approx(10.0)}
+
+
+def test_null_perturbation_swaps_the_last_two_units_of_each_attempt_only() -> None:
+    from bench.perturb_contexts import swap_last_two
+
+    ctx = pl.DataFrame({"question_id": ["q1"] * 3 + ["q1"] * 2 + ["q2"],
+                        "attempt": [0, 0, 0, 1, 1, 0], "rank": [0, 1, 2, 0, 1, 0],
+                        "node_id": ["a", "b", "c", "a", "d", "z"]})
+    out = swap_last_two(ctx)
+    order = {(q, a): [n for n, q2, a2 in zip(out["node_id"], out["question_id"], out["attempt"]) if (q2, a2) == (q, a)]
+             for q, a in [("q1", 0), ("q1", 1), ("q2", 0)]}
+    assert order == {("q1", 0): ["a", "c", "b"], ("q1", 1): ["d", "a"], ("q2", 0): ["z"]}
+    assert sorted(out["rank"].to_list()) == sorted(ctx["rank"].to_list())
