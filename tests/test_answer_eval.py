@@ -259,8 +259,8 @@ def test_null_perturbation_swaps_the_last_two_units_of_each_attempt_only() -> No
     ctx = pl.DataFrame({"question_id": ["q1"] * 3 + ["q1"] * 2 + ["q2"],
                         "attempt": [0, 0, 0, 1, 1, 0], "rank": [0, 1, 2, 0, 1, 0],
                         "node_id": ["a", "b", "c", "a", "d", "z"]})
-    out = swap_last_two(ctx)
-    order = {(q, a): [n for n, q2, a2 in zip(out["node_id"], out["question_id"], out["attempt"]) if (q2, a2) == (q, a)]
-             for q, a in [("q1", 0), ("q1", 1), ("q2", 0)]}
-    assert order == {("q1", 0): ["a", "c", "b"], ("q1", 1): ["d", "a"], ("q2", 0): ["z"]}
-    assert sorted(out["rank"].to_list()) == sorted(ctx["rank"].to_list())
+    out = swap_last_two(ctx)  # sorted by question, attempt and the new rank
+    assert out.select("question_id", "attempt", "rank", "node_id").rows() == [
+        ("q1", 0, 0, "a"), ("q1", 0, 1, "c"), ("q1", 0, 2, "b"),
+        ("q1", 1, 0, "d"), ("q1", 1, 1, "a"),
+        ("q2", 0, 0, "z")]

@@ -212,7 +212,6 @@ def test_ask_page_answers_a_train_question(project, browser) -> None:
         assert url, "".join(lines)[-3000:]
         browser.get_log("performance")
         browser.get(url)
-        # the form posts and loads a new page: wait for the old one to go before reading the new one
         _submit_and_wait(browser, By)  # empty question: a message, not a stack trace
         error = WebDriverWait(browser, 60).until(ec.presence_of_element_located((By.ID, "error")))
         assert "empty" in error.text
