@@ -71,8 +71,12 @@ def _contexts(name: str, path: Path, params: dict, rebuild: bool = False) -> pl.
 
 def cmd_run(args: argparse.Namespace) -> int:
     params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
+    changed_by = None if args.changed_by is None else apply_overrides(load_params(ROOT / "params.yaml"),
+                                                                      args.changed_by)
     if args.n is not None:
         params["ensemble"]["n"] = args.n
+        if changed_by is not None:
+            changed_by["ensemble"]["n"] = args.n
     given = dict(c.split("=", 1) for c in args.contexts)
     with llm_session(section(LLMParams, "llm", params)) as llm:
         for set_name in args.sets:
@@ -80,11 +84,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             ctx = pl.read_parquet(given[set_name]) if set_name in given else \
                 _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params,
                           args.rebuild_contexts)
+            # the other configuration's contexts, for a retrieval change (given contexts serve both)
+            changed_ctx = None if changed_by is None or set_name in given else \
+                _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), changed_by)
             limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
                 [args.limit]
             for limit in limits:  # each step rescored and written: a killed run leaves its last step
                 res = run_config(llm, params, Path(path), ctx, ROOT / params["data"]["metadata"],
-                                 desc=f"{args.name}/{set_name}", limit=limit)
+                                 desc=f"{args.name}/{set_name}", limit=limit, changed_by=changed_by,
+                                 changed_contexts=changed_ctx)
                 _write(args, set_name, path, params, res, limit, given.get(set_name, "retrieved with these params"))
     return 0
 
@@ -94,7 +102,7 @@ def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, re
     out = OUT / args.name / set_name
     out.mkdir(parents=True, exist_ok=True)
     res.summary["config"] = {"overrides": args.set, "n": params["ensemble"]["n"], "questions": str(path),
-                             "contexts": contexts, "limit": limit,
+                             "contexts": contexts, "limit": limit, "changed_by": args.changed_by,
                              "sample": "first `limit` ids in sha256 order" if limit else "all"}
     (out / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True) + "\n")
     by_type = type_table(res.verdicts)
@@ -211,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="answer a set from these saved contexts (e.g. an earlier run's) instead of its params' key")
     run.add_argument("--limit", type=int, default=None,
                      help="only a fixed random sample of this many questions per set (grows by prefix)")
+    run.add_argument("--changed-by", nargs="+", default=None, metavar="SECTION.KEY=VALUE",
+                     help="only the questions whose requests these overrides of params.yaml change (pass the same "
+                          "to the base run and to the variant's)")
     run.add_argument("--step", type=int, default=None,
                      help="with --limit: score and write the results every this many questions")
     cmp = sub.add_parser("compare", help="paired bootstrap of configuration B against A")

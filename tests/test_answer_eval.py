@@ -1,6 +1,7 @@
 """The answer benchmark's core: overrides, scoring of voted members, per-type table, paired comparison."""
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -11,11 +12,13 @@ import pytest
 
 from bench.lib.answer_eval import (
     apply_overrides,
+    changed_questions,
     compare_verdicts,
     run_config,
     sample_order,
     type_table,
 )
+from stages.core.common.dataio import read_questions
 from stages.core.common.params import ParamError
 from stages.core.llm.protocol import Completion
 from stages.core.retrieve.search import CONTEXT_SCHEMA
@@ -35,7 +38,7 @@ class KeyedLLM:
 
     calls: list[int] = field(default_factory=list)
 
-    def complete(self, messages, *, temperature, seed, max_tokens, response_format=None):
+    def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
         self.calls.append(seed)
         body = messages[-1]["content"]
         if "GShard use?" in body:
@@ -182,6 +185,24 @@ def test_limit_answers_a_fixed_random_prefix(tmp_path: Path) -> None:
                      limit=2)
     assert res.verdicts["id"].to_list() == order[:2]
     assert res.summary["n"] == 2
+
+
+def test_changed_by_answers_only_the_questions_whose_requests_differ(tmp_path: Path) -> None:
+    labels = tmp_path / "dev.csv"
+    labels.write_text(LABELS.replace("How much energy did GShard use?", "By how many MWh did GShard's energy fall?"))
+    meta = ROOT / "data" / "wattbot" / "metadata.csv"
+    base = yaml_params()
+    base["ensemble"]["n"] = 1
+    named = apply_overrides(copy.deepcopy(base), ["answer.compute_format=named_operation"])
+    # only d1 is worded to compute, so only its requests change; equal params change none
+    assert changed_questions(base, named, read_questions(labels), _contexts(), meta) == ["d1"]
+    assert changed_questions(base, copy.deepcopy(base), read_questions(labels), _contexts(), meta) == []
+    # a retrieval change: the same params over other contexts (d3's unit reworded)
+    other = _contexts().with_columns(pl.when(pl.col("question_id") == "d3").then(pl.lit("Iceland's PUE was 1.1."))
+                                     .otherwise(pl.col("text")).alias("text"))
+    assert changed_questions(base, base, read_questions(labels), _contexts(), meta, other) == ["d3"]
+    res = run_config(KeyedLLM(), base, labels, _contexts(), meta, changed_by=named)
+    assert res.verdicts["id"].to_list() == ["d1"] and res.summary["n"] == 1
 
 
 def test_questions_shown_as_worked_examples_are_not_scored(tmp_path: Path) -> None:

@@ -12,14 +12,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 import yaml
+from tqdm import tqdm
 
 from stages.core.answer.citing import doc_namer
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
@@ -30,7 +32,7 @@ from stages.core.answer.voting import VoteParams, member_answers, vote_all
 from stages.core.common.dataio import doc_urls, read_metadata, read_questions
 from stages.core.common.params import ParamError, section
 from stages.core.llm.params import LLMParams
-from stages.core.llm.protocol import LLM
+from stages.core.llm.protocol import LLM, Completion
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.score.bootstrap import paired_bootstrap, score_interval
 from stages.core.score.evidence import KINDS, kind_table
@@ -137,32 +139,89 @@ def shown_demos(ap: AnswerParams, questions_path: Path, ids: list[str]) -> list[
     return [q for q in ids if q in demos]
 
 
+def _answer(llm: LLM, params: dict[str, Any], labels: pl.DataFrame, blocks: dict[str, Any], meta: pl.DataFrame,
+            desc: str) -> list[list[dict[str, Any]]]:
+    """Every member's answer rows, exactly as the answer stage asks (`ensemble.answer_members`)."""
+    ap = section(AnswerParams, "answer", params)
+    return answer_members(llm, section(LLMParams, "llm", params).model, labels, blocks, ap,
+                          section(EnsembleParams, "ensemble", params), set(meta["id"].to_list()), desc=desc,
+                          vote=section(VoteParams, "vote", params),
+                          names=doc_namer(INDEX_DIR) if ap.cite_named_doc else None)
+
+
+@dataclass
+class RequestRecorder:
+    """An LLM that keeps each request and replies nothing usable, so a question asks every retry level:
+    all that a configuration could send for it, without a model."""
+
+    requests: list[str] = field(default_factory=list)
+    max_concurrency: int = 1
+
+    def complete(self, messages: list[dict[str, Any]], *, temperature: float, seed: int, max_tokens: int,
+                 response_format: dict[str, Any] | None = None, top_logprobs: int = 0) -> Completion:
+        self.requests.append(json.dumps([messages, temperature, seed, max_tokens, response_format, top_logprobs],
+                                        sort_keys=True))
+        return Completion("", finish_reason="length")
+
+
+def changed_questions(params_a: dict[str, Any], params_b: dict[str, Any], labels: pl.DataFrame,
+                      contexts: pl.DataFrame, metadata_path: Path,
+                      contexts_b: pl.DataFrame | None = None) -> list[str]:
+    """Ids of the questions whose requests (at any retry level) differ between two configurations,
+    the second answering from ``contexts_b`` (a retrieval change), default the same ``contexts``.
+    Greedy replies to equal requests are equal, so only these can score differently: a change that
+    touches 25 of 186 questions is measured by answering those 25 under both."""
+    meta = read_metadata(metadata_path)
+    blocks_a = context_blocks(contexts)
+    blocks_b = blocks_a if contexts_b is None else context_blocks(contexts_b)
+
+    def requests(params: dict[str, Any], blocks: dict[str, Any], qid: str) -> list[str]:
+        rec = RequestRecorder()
+        _answer(rec, params, labels.filter(pl.col("id") == qid), blocks, meta, desc="")  # no progress bar
+        return rec.requests
+
+    quiet = logging.getLogger("treerag")  # the recorder's empty replies are all "unusable": not worth a warning
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+
+    try:
+        return [q for q in tqdm(labels["id"].to_list(), desc="questions whose requests differ", leave=False)
+                if requests(params_a, blocks_a, q) != requests(params_b, blocks_b, q)]
+    finally:
+        quiet.setLevel(level)
+
+
 def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts: pl.DataFrame,
-               metadata_path: Path, desc: str = "answer", limit: int | None = None) -> EvalRun:
+               metadata_path: Path, desc: str = "answer", limit: int | None = None,
+               changed_by: dict[str, Any] | None = None, changed_contexts: pl.DataFrame | None = None) -> EvalRun:
     """Answer the file's questions with the params' answer/ensemble/vote sections and score them.
 
     ``limit``: only the first ``limit`` questions of ``sample_order`` (a random sample
     that grows by prefix, so a longer run reuses every reply of a shorter one). The
     questions shown as worked examples (``answer.demos``, when they come from this file)
-    are never scored: the prompt would hold their answers.
+    are never scored: the prompt would hold their answers. ``changed_by`` (params of another
+    configuration, answering from ``changed_contexts``, default ``contexts``): only the questions whose
+    requests differ between the two (`changed_questions`); the others get the same greedy replies under
+    both, so a change is measured on the few it touches.
     """
     ap = section(AnswerParams, "answer", params)
     labels = read_questions(questions_path)
     shown = shown_demos(ap, questions_path, labels["id"].to_list())
     labels = labels.filter(~pl.col("id").is_in(shown))
+    if changed_by is not None:
+        labels = labels.filter(pl.col("id").is_in(changed_questions(
+            params, changed_by, labels, contexts, metadata_path,
+            contexts if changed_contexts is None else changed_contexts)))
     if limit is not None and limit < labels.height:
         keep = sample_order(labels["id"].to_list())[:limit]
         labels = labels.filter(pl.col("id").is_in(keep)).sort(
             pl.col("id").replace_strict({q: i for i, q in enumerate(keep)}, return_dtype=pl.Int64))
-    ens = section(EnsembleParams, "ensemble", params)
-    llm_params = section(LLMParams, "llm", params)
     meta = read_metadata(metadata_path)
     urls = doc_urls(meta)
     vote = section(VoteParams, "vote", params)
+    ens = section(EnsembleParams, "ensemble", params)
     t0 = time.perf_counter()
-    rows = answer_members(llm, llm_params.model, labels, context_blocks(contexts), ap, ens,
-                          set(meta["id"].to_list()), desc=desc, vote=vote,
-                          names=doc_namer(INDEX_DIR) if ap.cite_named_doc else None)
+    rows = _answer(llm, params, labels, context_blocks(contexts), meta, desc)
     wall = time.perf_counter() - t0
     members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
     submission, verdicts, summary = score_members(labels, members, vote, urls)

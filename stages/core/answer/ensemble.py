@@ -148,7 +148,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
                     results += ask([i])
         return [row(q, res, i) for res, i in zip(results, members, strict=True)]
 
-    with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="answer") as bar:
+    with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="answer", disable=not desc) as bar:
         def progress(done_rows: list[dict[str, Any]]) -> None:
             bar.update(len(done_rows))
             if stats is not None:
