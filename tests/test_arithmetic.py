@@ -91,6 +91,33 @@ def test_compute_format_operation_asks_for_operands_only_when_the_question_is_wo
     assert llm.requests[-1][1]["properties"]["value"] == {"type": "number"}
 
 
+def test_named_operation_asks_what_each_operand_is_before_it_and_computes_the_same():
+    schema = reader.reply_schema("numeric", 2, number_format="named_operation", allow_null=False)
+    assert schema["required"] == ["units", "operation", "a_is", "a", "b_is", "b"]
+    assert schema["properties"]["a_is"]["maxLength"] == reader.OPERAND_NAME_CHARS
+    assert '"a_is": "what a is"' in reader.answer_instruction("numeric", "MW", "named_operation")
+    llm = OneReply('{"units": [1], "operation": "difference", "a_is": "capacity in 2023", "a": 1.3, '
+                   '"b_is": "capacity in 2022", "b": 445}')
+    out = answer_question_typed(llm, "q1", "By how many megawatts did storage grow?", "MW",
+                                [TypedMember([UNITS], 0, 0.0)], AnswerParams(compute_format="named_operation"),
+                                TypedSetup([{"role": "system", "content": "s"}]))
+    assert '"b_is"' in llm.requests[-1][0] and out[0].answer.answer_value == "855"
+
+
+def test_operation_hint_names_the_operation_the_wording_asks_for_beside_none():
+    line = reader.answer_instruction("numeric", "times", "operation", operation="ratio")
+    assert '"operation": "ratio" (the question asks for it) or "none"' in line and "percent_change" not in line
+    assert "percent_change" in reader.answer_instruction("numeric", "times", "operation")  # no hint: all six
+    llm = OneReply('{"units": [1], "operation": "ratio", "a": 1.3, "b": 445}')
+    member, setup = [TypedMember([UNITS], 0, 0.0)], TypedSetup([{"role": "system", "content": "s"}])
+    answer_question_typed(llm, "q1", "How many times larger is storage now?", "times", member,
+                          AnswerParams(compute_format="operation", operation_hint=True), setup)
+    assert '"operation": "ratio" (the question asks for it)' in llm.requests[-1][0]
+    answer_question_typed(llm, "q1", "What is the combined storage?", "MW", member,
+                          AnswerParams(compute_format="operation", operation_hint=True), setup)
+    assert '"sum", "ratio"' in llm.requests[-1][0]  # the wording names no operation: all are offered
+
+
 def test_a_converted_copy_is_rounded_but_a_change_by_a_power_of_ten_is_exact():
     from stages.core.answer.arithmetic import rounded_conversion
     assert rounded_conversion(52 / 24, 52, 2) == 2.17  # "52 hours" read for days

@@ -8,8 +8,9 @@ from stages.core.answer.kinds import INFER_UNIT, KINDS
 from stages.core.common.corpus import CorpusParams, corpus_field
 from stages.core.common.vision import VisionParams, vision_field
 
-NumberFormat = Literal["json", "text", "expression", "operation"]
-NUMBER_FORMATS = ("json", "text", "expression", "operation")
+NumberFormat = Literal["json", "text", "expression", "operation", "named_operation"]
+# named_operation: an operation whose reply says what each operand is before copying it
+NUMBER_FORMATS = ("json", "text", "expression", "operation", "named_operation")
 VIEWS = ("as_is", "reversed", "wider")
 
 
@@ -45,6 +46,8 @@ class AnswerParams:
     # an operation whose second number the model did not find ("sum", a: 7571, b: 0) is retried with the
     # wider context, and a reading with both numbers is preferred
     retry_missing_operand: bool = False
+    # operation formats: the instruction names the operation the wording asks for (arithmetic.operation_asked)
+    operation_hint: bool = False
     # never: the schema has no null, so the model always answers | model: blank when it says null |
     # ungrounded: also blank when the answer is not found in the context
     abstain: str = "never"
@@ -90,10 +93,10 @@ class AnswerParams:
                 raise ParamError(f"params.yaml: answer.{name} has unknown kinds {bad}: use {', '.join(KINDS)}")
         if self.number_format not in NUMBER_FORMATS:
             raise ParamError(f"params.yaml: answer.number_format={self.number_format!r} must be json, text, "
-                             "expression or operation")
+                             "expression, operation or named_operation")
         if self.compute_format not in ("", *NUMBER_FORMATS):
             raise ParamError(f"params.yaml: answer.compute_format={self.compute_format!r} must be empty, json, "
-                             "text, expression or operation")
+                             "text, expression, operation or named_operation")
         if self.abstain not in ("never", "model", "ungrounded"):
             raise ParamError(f"params.yaml: answer.abstain={self.abstain!r} must be never, model or ungrounded")
         if self.infer_unit not in INFER_UNIT:
@@ -145,7 +148,7 @@ class EnsembleParams:
         bad = [f for f in self.number_formats if f not in NUMBER_FORMATS]
         if bad:
             raise ParamError(f"params.yaml: ensemble.number_formats={self.number_formats!r}: each must be json, "
-                             "text, expression or operation")
+                             "text, expression, operation or named_operation")
         for kinds in self.extra_demo_kinds:
             if not isinstance(kinds, list) or any(k not in KINDS for k in kinds):
                 raise ParamError(f"params.yaml: ensemble.extra_demo_kinds={self.extra_demo_kinds!r}: each member's "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stages.core.answer import typed_reader as reader
+from stages.core.answer.arithmetic import operation_asked
 from stages.core.answer.demos import demo_messages
 from stages.core.answer.images import with_figures
 from stages.core.answer.kinds import Kind, asks_to_compute, question_kind
@@ -74,8 +75,9 @@ def number_format_for(question: str, unit: str, params: AnswerParams, member_for
 def typed_user_message(question: str, unit: str, units: Sequence[ContextBlock], params: AnswerParams,
                        number_format: str, kind: Kind | None = None) -> str:
     """The user message of a typed-reader call over `units` (already as `typed_units` shows them)."""
+    operation = operation_asked(question, unit) if params.operation_hint else None
     return reader.user_message(question, unit, kind or question_kind(question, unit), units, number_format,
-                               params.quote_first, params.question_first)
+                               params.quote_first, params.question_first, operation)
 
 
 def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
@@ -148,7 +150,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
             shared = key in greedy
             reply = greedy[key] if shared else llm.complete(
                 messages, temperature=member.temperature, seed=member.seed,
-                max_tokens=params.explain_max_tokens if explain else params.max_tokens,
+                max_tokens=params.explain_max_tokens if explain else
+                params.max_tokens * (2 if formats[m] == "named_operation" else 1),  # room for the two names
                 response_format=response_format, **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}))
             if key:
                 greedy[key] = reply

@@ -43,6 +43,7 @@ NUMBER_RE = re.compile(NUMBER_PATTERN[1:-1])
 MAX_TEXT_CHARS = 100
 EXPLAIN_MAX_CHARS = 300  # answer.explain_max_chars: the explain kind's sentence or two
 EXPLAIN_MIN_WORDS = 4  # answer.explain_min_words: fewer words are no explanation
+OPERAND_NAME_CHARS = 60  # named_operation: what an operand is ("ELMo training power")
 QUOTE_CHARS = 120  # answer.quote_first: the words of the pointed unit that state the answer
 MAX_POINTERS = 3
 
@@ -70,9 +71,11 @@ def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "jso
     units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
                              "maxItems": MAX_POINTERS}
     answer: dict[str, dict[str, Any]]
-    if kind == "numeric" and number_format == "operation":  # code computes (arithmetic.py)
+    if kind == "numeric" and number_format in ("operation", "named_operation"):  # code computes (arithmetic.py)
+        name = {"type": "string", "maxLength": OPERAND_NAME_CHARS}
+        a_is, b_is = ({"a_is": name}, {"b_is": name}) if number_format == "named_operation" else ({}, {})
         answer = {"operation": {"type": "string", "enum": list(OPERATIONS)},
-                  "a": _nullable({"type": "number"}, allow_null), "b": {"type": "number"}}
+                  **a_is, "a": _nullable({"type": "number"}, allow_null), **b_is, "b": {"type": "number"}}
     elif kind == "numeric":
         # json: a JSON number | text: the context's notation ("5.6 billion") | expression: arithmetic
         value = {"type": "number"} if number_format == "json" else \
@@ -101,9 +104,15 @@ def response_format(kind: Kind, n_units: int, *, number_format: NumberFormat = "
                                explain_chars=explain_chars)}}
 
 
-def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat, quote: bool = False) -> str:
-    """The last line of the prompt: which field to fill and how."""
+def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat, quote: bool = False,
+                       operation: str | None = None) -> str:
+    """The last line of the prompt: which field to fill and how; ``operation`` (an operation format):
+    the one the question's wording asks for, named as the reply's choice beside "none"."""
     line = _instruction(kind, unit, number_format)
+    if operation and number_format in ("operation", "named_operation") and '"operation": "difference"' in line:
+        line = re.sub(r'"operation": "difference", .*?or "none"',
+                      f'"operation": "{operation}" (the question asks for it) or "none" (a unit states the answer)',
+                      line, count=1)
     return line.replace('"units": [...], ', '"units": [...], "quote": "the words that state it", ', 1) if quote else line
 
 
@@ -123,6 +132,10 @@ def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
         return (f'Reply {{"units": [...], "operation": "difference", "sum", "ratio", "percent_change", "product" '
                 f'or "none", "a": number, "b": number}} with a and b copied from the units (b: 0 for "none"); '
                 f'the answer in {unit} is then computed from them.')
+    if number_format == "named_operation":  # the model says what it copies, so it copies the number the question means
+        return (f'Reply {{"units": [...], "operation": "difference", "sum", "ratio", "percent_change", "product" '
+                f'or "none", "a_is": "what a is", "a": number, "b_is": "what b is", "b": number}} with a and b '
+                f'copied from the units (b: 0 for "none"); the answer in {unit} is then computed from them.')
     if number_format == "json":
         return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
     if number_format == "expression":
@@ -149,12 +162,12 @@ def format_units(units: Sequence[ContextBlock]) -> str:
 
 
 def user_message(question: str, unit: str, kind: Kind, units: Sequence[ContextBlock], number_format: NumberFormat,
-                 quote: bool = False, question_first: bool = False) -> str:
+                 quote: bool = False, question_first: bool = False, operation: str | None = None) -> str:
     """Context first (shared prefix across members), then the question and the reply format;
     ``question_first``: the question also before the context, so the model reads it knowing what to look for."""
     unit_line = f"Answer unit: {unit}" if kind in ("numeric", "range") and _has_unit(unit) else ""
     parts = [format_units(units), f"Question: {question}", unit_line,
-             answer_instruction(kind, unit, number_format, quote)]
+             answer_instruction(kind, unit, number_format, quote, operation)]
     body = "\n\n".join(p for p in parts[:2]) + "\n" + "\n".join(p for p in parts[2:] if p)
     return f"Question: {question}\n\n{body}" if question_first else body
 
