@@ -120,6 +120,21 @@ def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, re
     print(by_type)
 
 
+def _changed_by(name: str, set_name: str) -> list[str] | None:
+    path = OUT / name / set_name / "summary.json"
+    return json.loads(path.read_text()).get("config", {}).get("changed_by") if path.exists() else None
+
+
+def _verdicts(name: str, set_name: str, base: str | None = None) -> pl.DataFrame:
+    """A run's verdicts; a `--changed-by` run's filled in with ``base``'s rows for the questions it left
+    out (`with_unchanged`), when ``base`` answered the whole set."""
+    v = pl.read_csv(OUT / name / set_name / "verdicts.csv")
+    if base is None or base == name or not _changed_by(name, set_name) or _changed_by(base, set_name):
+        return v
+    full = OUT / base / set_name / "verdicts.csv"
+    return with_unchanged(v, pl.read_csv(full)) if full.exists() else v
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     for set_name in args.sets:
         a_path, b_path = OUT / args.a / set_name / "verdicts.csv", OUT / args.b / set_name / "verdicts.csv"
@@ -127,7 +142,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if missing:
             print(f"compare: {set_name}: not run yet: {', '.join(missing)}", file=sys.stderr)
             continue
-        d = compare_verdicts(pl.read_csv(a_path), pl.read_csv(b_path), column=args.column)
+        a, b = _verdicts(args.a, set_name), _verdicts(args.b, set_name, base=args.a)
+        d = compare_verdicts(a, b, column=args.column)
         types = ", ".join(f"{t} {v:+.3f} (n={n})" for t, (n, v) in d.per_type.items())
         print(f"{set_name}: {args.b} - {args.a} = {d.delta:+.4f} [{d.low:+.4f}, {d.high:+.4f}] 95% paired bootstrap, "
               f"P(delta<=0)={d.p_not_better:.3f}, n={d.n}; per type: {types}")
@@ -168,7 +184,8 @@ def cmd_table(args: argparse.Namespace) -> int:
         for name in args.names:
             folder = OUT / name / set_name
             if (folder / "verdicts.csv").exists():
-                runs[name] = (pl.read_csv(folder / "verdicts.csv"), json.loads((folder / "summary.json").read_text()))
+                runs[name] = (_verdicts(name, set_name, base=args.names[0]),
+                              json.loads((folder / "summary.json").read_text()))
         if args.names[0] not in runs:
             print(f"table: {set_name}: {args.names[0]} not run yet", file=sys.stderr)
             continue

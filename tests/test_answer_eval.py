@@ -17,6 +17,7 @@ from bench.lib.answer_eval import (
     run_config,
     sample_order,
     type_table,
+    with_unchanged,
 )
 from stages.core.common.dataio import read_questions
 from stages.core.common.params import ParamError
@@ -203,6 +204,16 @@ def test_changed_by_answers_only_the_questions_whose_requests_differ(tmp_path: P
     assert changed_questions(base, base, read_questions(labels), _contexts(), meta, other) == ["d3"]
     res = run_config(KeyedLLM(), base, labels, _contexts(), meta, changed_by=named)
     assert res.verdicts["id"].to_list() == ["d1"] and res.summary["n"] == 1
+
+
+def test_a_changed_by_run_stands_for_the_whole_set_with_the_full_runs_other_rows() -> None:
+    full = pl.DataFrame({"id": ["d1", "d2", "d3", "d4"], "question_type": ["numeric"] * 4,
+                         "score": [1.0, 0.25, 1.0, 0.0]})
+    subset = pl.DataFrame({"id": ["d2"], "question_type": ["numeric"], "score": [1.0]})
+    filled = with_unchanged(subset, full)
+    assert filled["id"].to_list() == ["d1", "d2", "d3", "d4"] and filled["score"].to_list() == [1.0, 1.0, 1.0, 0.0]
+    d = compare_verdicts(full, filled)
+    assert d.n == 4 and d.delta == pytest.approx(0.75 / 4)  # the subset's one change, over the whole set
 
 
 def test_questions_shown_as_worked_examples_are_not_scored(tmp_path: Path) -> None:

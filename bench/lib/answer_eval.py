@@ -308,6 +308,14 @@ class ConfigDelta:
     per_type: dict[str, tuple[int, float]]
 
 
+def with_unchanged(subset: pl.DataFrame, full: pl.DataFrame) -> pl.DataFrame:
+    """A `--changed-by` run's verdicts over the whole set: its own rows, and the full run's rows for the
+    questions it did not answer (their requests, hence their greedy replies, are the full run's), so
+    a subset run is scored and compared as the whole set it stands for."""
+    rest = full.filter(~pl.col("id").is_in(subset["id"].implode()))
+    return pl.concat([subset, rest.select(subset.columns)], how="vertical_relaxed").sort("id")
+
+
 def compare_verdicts(a: pl.DataFrame, b: pl.DataFrame, column: str = "score", n_boot: int = 10000,
                      seed: int = 0) -> ConfigDelta:
     """Paired bootstrap of B - A over the questions both verdict tables share.
