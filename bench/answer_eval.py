@@ -41,6 +41,7 @@ from bench.lib.answer_eval import (  # noqa: E402
     same_work_speed,
     table_markdown,
     type_table,
+    with_unchanged,
 )
 from stages.core.answer.voting import VoteParams  # noqa: E402
 from stages.core.common.dataio import doc_urls, read_metadata, read_questions  # noqa: E402

@@ -118,6 +118,29 @@ def test_operation_hint_names_the_operation_the_wording_asks_for_beside_none():
     assert '"sum", "ratio"' in llm.requests[-1][0]  # the wording names no operation: all are offered
 
 
+def test_a_ratio_of_the_ends_of_a_stated_range_of_multipliers_is_that_range():
+    from stages.core.answer.arithmetic import stated_times_range
+    units = [ContextBlock("khan2025", "These GPUs can consume 10–15 times the energy of traditional CPUs."),
+             ContextBlock("luccioni2025a", "AI systems emit between 130 and 1,500 times less CO2e per page.")]
+    question = "How many times more energy can the GPUs consume compared with CPUs?"
+    r = reader.read_reply("numeric", "multiplier", {"units": [2], "operation": "ratio", "a": 15, "b": 10}, units,
+                          question=question, times_ranges=True)
+    assert (r.value, r.pointers, r.grounded) == ("[10,15]", (1,), True)  # repointed at the unit that states it
+    assert stated_times_range(1500, 130, [units[1].text]) == (130, 1500)
+    # the JSON grammar let the model run "10" on to 16 digits (dev d116): read back as the stated 10
+    r = reader.read_reply("numeric", "multiplier", {"units": [1], "operation": "ratio", "a": 15, "b": 1e15}, units,
+                          question=question, times_ranges=True)
+    assert r.value == "[10,15]"
+    assert stated_times_range(15, 12, [units[0].text]) is None  # not the stated ends: a ratio after all
+    off = reader.read_reply("numeric", "multiplier", {"units": [1], "operation": "ratio", "a": 15, "b": 10}, units,
+                            question=question)
+    assert off.value == "1.5"
+    # a difference question keeps its difference, whatever the context states
+    diff = reader.read_reply("numeric", "kWh", {"units": [1], "operation": "difference", "a": 15, "b": 10}, units,
+                             question="How many more kWh did it use?", times_ranges=True)
+    assert diff.value == "5"
+
+
 def test_a_converted_copy_is_rounded_but_a_change_by_a_power_of_ten_is_exact():
     from stages.core.answer.arithmetic import rounded_conversion
     assert rounded_conversion(52 / 24, 52, 2) == 2.17  # "52 hours" read for days

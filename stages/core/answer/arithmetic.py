@@ -42,6 +42,27 @@ _ASKS_DIFFERENCE = re.compile(
     r"slower)\b|\bby how (?:many|much)\b", re.IGNORECASE)
 
 
+# a range of multipliers as a text states it: "10–15 times", "between 130 and 1500 times less", "2-3x", "4 to 5-fold"
+_TIMES_RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:–|—|-|to|and)\s*(\d[\d,]*(?:\.\d+)?)\s*"
+                          r"(?:times\b|×|x\b|-?fold\b)", re.IGNORECASE)
+
+
+def _same(x: float, y: float) -> bool:
+    return math.isclose(x, y, rel_tol=1e-9)
+
+
+def stated_times_range(a: float, b: float, texts: Sequence[str]) -> tuple[float, float] | None:
+    """The range of multipliers a text states ("10–15 times") whose two ends are the operands a ratio
+    reply copied: asked "how many times more", the 1.5B divides 15 by 10 (dev d116, d716), but the
+    answer is the stated range. None when no text states the operands so."""
+    for text in texts:
+        for m in _TIMES_RANGE.finditer(text):
+            lo, hi = (float(g.replace(",", "")) for g in m.groups())
+            if lo != hi and (_same(lo, a) and _same(hi, b) or _same(lo, b) and _same(hi, a)):
+                return min(lo, hi), max(lo, hi)
+    return None
+
+
 def operation_asked(question: str, unit: str) -> str | None:
     """The operation the question's wording names (percent change, ratio or difference), or None
     when it names none or several could be meant."""

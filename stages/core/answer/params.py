@@ -33,6 +33,8 @@ class AnswerParams:
     # operation: the question's wording ("how many times", "by what percentage", "how many more") picks difference,
     # ratio or percent change for two operands, not the model
     operation_from_wording: bool = True
+    # operation: a ratio whose operands are the ends of a stated range of multipliers ("10–15 times") is that range
+    times_ranges: bool = True
     # question kinds the typed reader answers; the others keep the free reader
     typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text", "explain"])
     # where the kind and unit come from the question alone (kinds.question_type): auto = where the questions

@@ -170,7 +170,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                                         compute_decimals=params.compute_decimals,
                                         operation_from_wording=params.operation_from_wording,
                                         pick_cells=params.cell_from_header, tidy_names=params.tidy_names,
-                                        tf_threshold=params.tf_threshold, precise_numbers=params.precise_numbers)
+                                        tf_threshold=params.tf_threshold, precise_numbers=params.precise_numbers,
+                                        times_ranges=params.times_ranges)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = (reading.grounded or not params.retry_ungrounded) and not (

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stages.core.answer.arithmetic import OPERATIONS, compute, rounded_conversion
+from stages.core.answer.arithmetic import (OPERATIONS, compute, operation_asked, rounded_conversion, stated_times_range,
+                                           unrunaway)
 from stages.core.answer.grounding import eval_arithmetic, grounded_number, numbers_in
 from stages.core.answer.kinds import Kind
 from stages.core.answer.names import tidy_name
@@ -250,7 +251,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
                operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False,
-               tf_threshold: float = 0.5, precise_numbers: bool = False) -> Reading:
+               tf_threshold: float = 0.5, precise_numbers: bool = False, times_ranges: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -263,7 +264,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     ``tf_threshold``: the calibrated P(True) from which the answer is True.
     ``tidy_names``: a name answer loses the question's "Which ..." words at its ends (`names.tidy_name`).
     ``precise_numbers``: a copied rounding ("5.4 million") becomes the one number of the context it rounds
-    (5.439 million, `restate.more_precise`).
+    (5.439 million, `restate.more_precise`). ``times_ranges``: a ratio whose operands are the two ends of a
+    range of multipliers the context states ("10–15 times") is that range (`arithmetic.stated_times_range`).
     """
     if not data:
         return Reading()
@@ -298,6 +300,11 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                           lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence,
                           narrow_pointers)
     if "operation" in data:
+        if times_ranges and (stated := _times_range(data, question, unit, units, pointers)):
+            lo, hi = stated
+            return _repointed(Reading(normalize_value(f"[{lo!r},{hi!r}]", unit), pointers,
+                                      expression=f"{lo:g} to {hi:g} times, as stated"), units,
+                              lambda text: stated_times_range(lo, hi, [text]) is not None, evidence, narrow_pointers)
         return _operation_reading(data, pointers, evidence, question, unit, units, narrow_pointers, compute_decimals,
                                   operation_from_wording)
     raw = data.get("value")
@@ -344,6 +351,17 @@ def _pointed_and_others(units: Sequence[ContextBlock], pointers: Sequence[int]) 
     """The texts of the pointed units and of the others: a copied number is looked up there, in that order."""
     return ([units[k - 1].text for k in pointers],
             [u.text for k, u in enumerate(units, start=1) if k not in pointers])
+
+
+def _times_range(data: dict[str, Any], question: str, unit: str, units: Sequence[ContextBlock],
+                 pointers: tuple[int, ...]) -> tuple[float, float] | None:
+    """The stated range of multipliers a ratio reply's operands are the ends of (pointed units first)."""
+    a, b = _number(data.get("a")), _number(data.get("b"))
+    if a is None or not b or "ratio" not in (data.get("operation"), operation_asked(question, unit)):
+        return None
+    pointed, others = _pointed_and_others(units, pointers)
+    a, b = unrunaway(a, b, pointed, others), unrunaway(b, a, pointed, others)  # "b": 1000000000000000 for 10
+    return stated_times_range(a, b, [*pointed, *others])
 
 
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
