@@ -137,6 +137,7 @@ def _verdicts(name: str, set_name: str, base: str | None = None) -> pl.DataFrame
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    pooled: list[tuple[pl.DataFrame, pl.DataFrame]] = []
     for set_name in args.sets:
         a_path, b_path = OUT / args.a / set_name / "verdicts.csv", OUT / args.b / set_name / "verdicts.csv"
         missing = [str(p) for p in (a_path, b_path) if not p.exists()]
@@ -144,10 +145,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"compare: {set_name}: not run yet: {', '.join(missing)}", file=sys.stderr)
             continue
         a, b = _verdicts(args.a, set_name), _verdicts(args.b, set_name, base=args.a)
+        pooled.append((a.with_columns(pl.lit(set_name) + ":" + pl.col("id").cast(pl.String)),
+                       b.with_columns(pl.lit(set_name) + ":" + pl.col("id").cast(pl.String))))
         d = compare_verdicts(a, b, column=args.column)
         types = ", ".join(f"{t} {v:+.3f} (n={n})" for t, (n, v) in d.per_type.items())
         print(f"{set_name}: {args.b} - {args.a} = {d.delta:+.4f} [{d.low:+.4f}, {d.high:+.4f}] 95% paired bootstrap, "
               f"P(delta<=0)={d.p_not_better:.3f}, n={d.n}; per type: {types}")
+    if args.pooled and len(pooled) > 1:  # one bootstrap over all sets' questions: a small set's noise weighs less
+        cols = ["id", "question_type", args.column]
+        d = compare_verdicts(pl.concat([a.select(cols) for a, _ in pooled]),
+                             pl.concat([b.select(cols) for _, b in pooled]), column=args.column)
+        print(f"pooled {'+'.join(args.sets)}: {args.b} - {args.a} = {d.delta:+.4f} [{d.low:+.4f}, {d.high:+.4f}] "
+              f"95% paired bootstrap, P(delta<=0)={d.p_not_better:.3f}, n={d.n}")
     return 0
 
 
@@ -247,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("b")
     cmp.add_argument("--sets", nargs="+", default=["dev", "train"])
     cmp.add_argument("--column", default="score", choices=["score", "strict_score", "symmetric_score"])
+    cmp.add_argument("--pooled", action="store_true", help="also one paired bootstrap over the sets' questions together")
     crv = sub.add_parser("curve", help="score vs ensemble size from a run's saved members (no LLM call)")
     crv.add_argument("name")
     crv.add_argument("--sets", nargs="+", default=["dev", "train"])
