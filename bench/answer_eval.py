@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.lib.answer_eval import (  # noqa: E402
     apply_overrides,
+    changed_questions,
     compare_verdicts,
     contexts_key,
     ensemble_curve,
@@ -72,10 +73,14 @@ def _contexts(name: str, path: Path, params: dict, rebuild: bool = False) -> pl.
 
 def cmd_run(args: argparse.Namespace) -> int:
     params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
+    # --changed-by: the questions whose requests differ between params.yaml and params.yaml with those
+    # overrides, whatever this run's own -S (the base run and the variant's answer the same questions)
+    base = load_params(ROOT / "params.yaml")
     changed_by = None if args.changed_by is None else apply_overrides(load_params(ROOT / "params.yaml"),
                                                                       args.changed_by)
     if args.n is not None:
         params["ensemble"]["n"] = args.n
+        base["ensemble"]["n"] = args.n
         if changed_by is not None:
             changed_by["ensemble"]["n"] = args.n
     given = dict(c.split("=", 1) for c in args.contexts)
@@ -85,15 +90,19 @@ def cmd_run(args: argparse.Namespace) -> int:
             ctx = pl.read_parquet(given[set_name]) if set_name in given else \
                 _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params,
                           args.rebuild_contexts)
-            # the other configuration's contexts, for a retrieval change (given contexts serve both)
-            changed_ctx = None if changed_by is None or set_name in given else \
-                _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), changed_by)
+            only_ids = None
+            if changed_by is not None:  # given contexts serve both; else each its own (a retrieval change)
+                name = Path(path).stem if set_name not in SETS else set_name
+                base_ctx, changed_ctx = (ctx, ctx) if set_name in given else \
+                    (_contexts(name, Path(path), base), _contexts(name, Path(path), changed_by))
+                only_ids = changed_questions(base, changed_by, read_questions(Path(path)), base_ctx,
+                                             ROOT / params["data"]["metadata"], changed_ctx)
+                print(f"{set_name}: {len(only_ids)} questions whose requests {' '.join(args.changed_by)} changes")
             limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
                 [args.limit]
             for limit in limits:  # each step rescored and written: a killed run leaves its last step
                 res = run_config(llm, params, Path(path), ctx, ROOT / params["data"]["metadata"],
-                                 desc=f"{args.name}/{set_name}", limit=limit, changed_by=changed_by,
-                                 changed_contexts=changed_ctx)
+                                 desc=f"{args.name}/{set_name}", limit=limit, only_ids=only_ids)
                 _write(args, set_name, path, params, res, limit, given.get(set_name, "retrieved with these params"))
     return 0
 

@@ -202,7 +202,7 @@ def test_changed_by_answers_only_the_questions_whose_requests_differ(tmp_path: P
     other = _contexts().with_columns(pl.when(pl.col("question_id") == "d3").then(pl.lit("Iceland's PUE was 1.1."))
                                      .otherwise(pl.col("text")).alias("text"))
     assert changed_questions(base, base, read_questions(labels), _contexts(), meta, other) == ["d3"]
-    res = run_config(KeyedLLM(), base, labels, _contexts(), meta, changed_by=named)
+    res = run_config(KeyedLLM(), base, labels, _contexts(), meta, only_ids=["d1"])
     assert res.verdicts["id"].to_list() == ["d1"] and res.summary["n"] == 1
 
 

@@ -193,25 +193,22 @@ def changed_questions(params_a: dict[str, Any], params_b: dict[str, Any], labels
 
 def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts: pl.DataFrame,
                metadata_path: Path, desc: str = "answer", limit: int | None = None,
-               changed_by: dict[str, Any] | None = None, changed_contexts: pl.DataFrame | None = None) -> EvalRun:
+               only_ids: list[str] | None = None) -> EvalRun:
     """Answer the file's questions with the params' answer/ensemble/vote sections and score them.
 
     ``limit``: only the first ``limit`` questions of ``sample_order`` (a random sample
     that grows by prefix, so a longer run reuses every reply of a shorter one). The
     questions shown as worked examples (``answer.demos``, when they come from this file)
-    are never scored: the prompt would hold their answers. ``changed_by`` (params of another
-    configuration, answering from ``changed_contexts``, default ``contexts``): only the questions whose
-    requests differ between the two (`changed_questions`); the others get the same greedy replies under
-    both, so a change is measured on the few it touches.
+    are never scored: the prompt would hold their answers. ``only_ids``: only these questions (those
+    whose requests a change touches, `changed_questions`; the others get the same greedy replies under
+    both configurations, so a change is measured on the few it touches).
     """
     ap = section(AnswerParams, "answer", params)
     labels = read_questions(questions_path)
     shown = shown_demos(ap, questions_path, labels["id"].to_list())
     labels = labels.filter(~pl.col("id").is_in(shown))
-    if changed_by is not None:
-        labels = labels.filter(pl.col("id").is_in(changed_questions(
-            params, changed_by, labels, contexts, metadata_path,
-            contexts if changed_contexts is None else changed_contexts)))
+    if only_ids is not None:
+        labels = labels.filter(pl.col("id").is_in(only_ids))
     if limit is not None and limit < labels.height:
         keep = sample_order(labels["id"].to_list())[:limit]
         labels = labels.filter(pl.col("id").is_in(keep)).sort(
