@@ -76,8 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # --changed-by: the questions whose requests differ between params.yaml and params.yaml with those
     # overrides, whatever this run's own -S (the base run and the variant's answer the same questions)
     base = load_params(ROOT / "params.yaml")
-    changed_by = None if args.changed_by is None else apply_overrides(load_params(ROOT / "params.yaml"),
-                                                                      args.changed_by)
+    changed_by = None if args.changed_by is None else apply_overrides(base, args.changed_by)
     if args.n is not None:
         params["ensemble"]["n"] = args.n
         base["ensemble"]["n"] = args.n
@@ -87,12 +86,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     with llm_session(section(LLMParams, "llm", params)) as llm:
         for set_name in args.sets:
             path = SETS.get(set_name, Path(set_name))
+            name = Path(path).stem if set_name not in SETS else set_name
             ctx = pl.read_parquet(given[set_name]) if set_name in given else \
-                _contexts(Path(path).stem if set_name not in SETS else set_name, Path(path), params,
-                          args.rebuild_contexts)
+                _contexts(name, Path(path), params, args.rebuild_contexts)
             only_ids = None
             if changed_by is not None:  # given contexts serve both; else each its own (a retrieval change)
-                name = Path(path).stem if set_name not in SETS else set_name
                 base_ctx, changed_ctx = (ctx, ctx) if set_name in given else \
                     (_contexts(name, Path(path), base), _contexts(name, Path(path), changed_by))
                 only_ids = changed_questions(base, changed_by, read_questions(Path(path)), base_ctx,
@@ -154,8 +152,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"compare: {set_name}: not run yet: {', '.join(missing)}", file=sys.stderr)
             continue
         a, b = _verdicts(args.a, set_name), _verdicts(args.b, set_name, base=args.a)
-        pooled.append((a.with_columns(pl.lit(set_name) + ":" + pl.col("id").cast(pl.String)),
-                       b.with_columns(pl.lit(set_name) + ":" + pl.col("id").cast(pl.String))))
+        set_id = (pl.lit(f"{set_name}:") + pl.col("id").cast(pl.String)).alias("id")  # ids unique across sets
+        pooled.append((a.with_columns(set_id), b.with_columns(set_id)))
         d = compare_verdicts(a, b, column=args.column)
         types = ", ".join(f"{t} {v:+.3f} (n={n})" for t, (n, v) in d.per_type.items())
         print(f"{set_name}: {args.b} - {args.a} = {d.delta:+.4f} [{d.low:+.4f}, {d.high:+.4f}] 95% paired bootstrap, "

@@ -194,7 +194,7 @@ def test_changed_by_answers_only_the_questions_whose_requests_differ(tmp_path: P
     meta = ROOT / "data" / "wattbot" / "metadata.csv"
     base = yaml_params()
     base["ensemble"]["n"] = 1
-    named = apply_overrides(copy.deepcopy(base), ["answer.compute_format=named_operation"])
+    named = apply_overrides(base, ["answer.compute_format=named_operation"])
     # only d1 is worded to compute, so only its requests change; equal params change none
     assert changed_questions(base, named, read_questions(labels), _contexts(), meta) == ["d1"]
     assert changed_questions(base, copy.deepcopy(base), read_questions(labels), _contexts(), meta) == []

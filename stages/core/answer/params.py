@@ -11,6 +11,7 @@ from stages.core.common.vision import VisionParams, vision_field
 NumberFormat = Literal["json", "text", "expression", "operation", "named_operation"]
 # named_operation: an operation whose reply says what each operand is before copying it
 NUMBER_FORMATS = ("json", "text", "expression", "operation", "named_operation")
+OPERATION_FORMATS = ("operation", "named_operation")  # the reply names an operation and code computes it
 VIEWS = ("as_is", "reversed", "wider")
 
 

@@ -27,7 +27,7 @@ from stages.core.answer.grounding import eval_arithmetic, grounded_number, numbe
 from stages.core.answer.kinds import Kind
 from stages.core.answer.names import tidy_name
 from stages.core.answer.normalize import normalize_value
-from stages.core.answer.params import NumberFormat
+from stages.core.answer.params import OPERATION_FORMATS, NumberFormat
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.restate import more_precise, restate
 from stages.core.answer.table_cells import pick_cell
@@ -72,7 +72,7 @@ def reply_schema(kind: Kind, n_units: int, *, number_format: NumberFormat = "jso
     units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
                              "maxItems": MAX_POINTERS}
     answer: dict[str, dict[str, Any]]
-    if kind == "numeric" and number_format in ("operation", "named_operation"):  # code computes (arithmetic.py)
+    if kind == "numeric" and number_format in OPERATION_FORMATS:  # code computes (arithmetic.py)
         name = {"type": "string", "maxLength": OPERAND_NAME_CHARS}
         a_is, b_is = ({"a_is": name}, {"b_is": name}) if number_format == "named_operation" else ({}, {})
         answer = {"operation": {"type": "string", "enum": list(OPERATIONS)},
@@ -109,15 +109,11 @@ def answer_instruction(kind: Kind, unit: str, number_format: NumberFormat, quote
                        operation: str | None = None) -> str:
     """The last line of the prompt: which field to fill and how; ``operation`` (an operation format):
     the one the question's wording asks for, named as the reply's choice beside "none"."""
-    line = _instruction(kind, unit, number_format)
-    if operation and number_format in ("operation", "named_operation") and '"operation": "difference"' in line:
-        line = re.sub(r'"operation": "difference", .*?or "none"',
-                      f'"operation": "{operation}" (the question asks for it) or "none" (a unit states the answer)',
-                      line, count=1)
+    line = _instruction(kind, unit, number_format, operation)
     return line.replace('"units": [...], ', '"units": [...], "quote": "the words that state it", ', 1) if quote else line
 
 
-def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
+def _instruction(kind: Kind, unit: str, number_format: NumberFormat, operation: str | None = None) -> str:
     if kind == "true_false":
         return 'Reply {"units": [...], "answer": true or false}.'
     if kind == "text":
@@ -128,15 +124,15 @@ def _instruction(kind: Kind, unit: str, number_format: NumberFormat) -> str:
     if kind == "range":
         return f'Reply {{"units": [...], "low": number, "high": number}}' + (f" in {unit}." if _has_unit(unit) else ".")
     if not _has_unit(unit):  # a number whose unit neither the questions file nor the question names
-        return _instruction(kind, "the unit the units state", number_format)
-    if number_format == "operation":
-        return (f'Reply {{"units": [...], "operation": "difference", "sum", "ratio", "percent_change", "product" '
-                f'or "none", "a": number, "b": number}} with a and b copied from the units (b: 0 for "none"); '
-                f'the answer in {unit} is then computed from them.')
-    if number_format == "named_operation":  # the model says what it copies, so it copies the number the question means
-        return (f'Reply {{"units": [...], "operation": "difference", "sum", "ratio", "percent_change", "product" '
-                f'or "none", "a_is": "what a is", "a": number, "b_is": "what b is", "b": number}} with a and b '
-                f'copied from the units (b: 0 for "none"); the answer in {unit} is then computed from them.')
+        return _instruction(kind, "the unit the units state", number_format, operation)
+    if number_format in OPERATION_FORMATS:
+        choices = (f'"{operation}" (the question asks for it) or "none" (a unit states the answer)' if operation
+                   else '"difference", "sum", "ratio", "percent_change", "product" or "none"')
+        # named_operation: the model says what it copies, so it copies the number the question means
+        a, b = (('"a_is": "what a is", "a"', '"b_is": "what b is", "b"') if number_format == "named_operation"
+                else ('"a"', '"b"'))
+        return (f'Reply {{"units": [...], "operation": {choices}, {a}: number, {b}: number}} with a and b copied '
+                f'from the units (b: 0 for "none"); the answer in {unit} is then computed from them.')
     if number_format == "json":
         return f'Reply {{"units": [...], "value": number}}: the answer in {unit}.'
     if number_format == "expression":
