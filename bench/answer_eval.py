@@ -96,6 +96,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 only_ids = changed_questions(base, changed_by, read_questions(Path(path)), base_ctx,
                                              ROOT / params["data"]["metadata"], changed_ctx)
                 print(f"{set_name}: {len(only_ids)} questions whose requests {' '.join(args.changed_by)} changes")
+                if not only_ids:  # nothing to answer: the variant scores as params.yaml on this set
+                    print(f"{set_name}: skipped: no question's requests change, so the variant scores exactly as params.yaml here")
+                    continue
             limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
                 [args.limit]
             for limit in limits:  # each step rescored and written: a killed run leaves its last step

@@ -252,3 +252,115 @@ def test_caption_abbreviations_are_the_fewest_words_whose_initials_spell_them():
     assert caption_abbreviations("Power usage effectiveness (PUE) per site") == {"PUE": "Power usage effectiveness"}
     # initials that do not spell it, a one-letter name, and a unit in brackets are not abbreviations
     assert caption_abbreviations("Energy of the runs (GPU) and Power (W) in Watts (kWh)") == {}
+
+
+# morrison2025 Table 2 (abridged): the caption's footnotes and a page number sit between it and the table
+MORRISON_T2 = lines(
+    PROSE_BEFORE,
+    "Table 2: We list the estimated power usage, carbon emissions, and water consumption from training.",
+    "* One of the original OLMo 7B models was trained on LUMI, which runs entirely on hydroelectric power. See",
+    "Groeneveld et al. (2024) for more information.",
+    "7",
+    "Power", "Usage", "(MWh)", "Water", "Consumption", "(kL)", "Equiv. to...", "(water usage,", "1 person)",
+    "Llama 2 7B 81 - -",
+    "OLMo 2 7B 157 202 1 yr, 9 mo",
+    "OLMo 2 13B 230 892 7 yrs, 10 mo",
+    "OLMo 7B 149 - -",
+    PROSE_AFTER,
+)
+
+
+def test_a_table_after_the_captions_footnotes_is_found_only_with_a_caption_gap():
+    assert find_tables(MORRISON_T2, bracketed_columns=True) == find_tables(MORRISON_T2)  # gap 0: no table
+    assert [ln.kind for ln in find_tables(MORRISON_T2)] == ["text"] * len(MORRISON_T2)
+    out = find_tables(MORRISON_T2, caption_gap=3, bracketed_columns=True)
+    assert [ln.kind for ln in out].count("table") == 1
+    md = next(ln.text for ln in out if ln.kind == "table")
+    rows = table_row_sentences(md)
+    assert md.splitlines()[0].startswith("Table 2: We list")
+    assert "| OLMo 2 13B | Power Usage (MWh): 230 | Water Consumption (kL): 892 " \
+           "| Equiv. to... (water usage, 1 person): 7 yrs, 10 mo" in rows[2]
+    assert "| Llama 2 7B | Power Usage (MWh): 81 |" in rows[0]  # its row ends in missing values "-"
+    # the footnotes and the page number stay in the prose, in their place
+    texts = [ln.text for ln in out if ln.kind == "text"]
+    assert texts[1].startswith("* One of the original") and texts[3] == "7"
+    assert texts[-1] == PROSE_AFTER
+    assert find_tables(MORRISON_T2, caption_gap=1, bracketed_columns=True) == find_tables(MORRISON_T2)  # 3 > 1
+
+
+def test_past_a_gap_only_a_table_whose_header_names_its_columns_is_taken():
+    # patterson2021 Table 4 is transposed: its header lines are model names that cannot be aligned
+    src = lines(
+        "Table 4. CO 2 e for NLP models (see Appendix A) 12. V100's TDP is closer to average power.",
+        "12 The peak TeraFLOPS/second is 46 for TPU v2, 123 for TPU v3, and 125 for V100.",
+        "6",
+        "Model", "Evolved", "Trans-", "former", "NAS", "T5 Meena Gshard", "-600B", "Switch", "Trans-", "former",
+        "GPT-3",
+        "Number of Chips 200 512 1024 1024 1024 10,000",
+        "Training time (days) 6.8 20 30 3.1 27 14.8",
+        "Energy Consumption (MWh) 7.5 85.7 232 24.1 179 1,287",
+        PROSE_AFTER)
+    assert find_tables(src, caption_gap=3, bracketed_columns=True) == find_tables(src)
+    # the same rows right under the caption are a table, as before
+    assert [ln.kind for ln in find_tables([src[0], *src[3:]])].count("table") == 1
+
+
+def test_a_caption_gap_is_not_used_where_captions_sit_below_their_tables():
+    # this document captions its tables below them: the rows after Table 2's prose are Table 3's
+    src = lines(
+        "Model Hours", "BERT 12", "GPT 14", "Table 1: First.",
+        "Table 2: Second, whose rows are lost to extraction.",
+        "a prose line that runs on and on about the results of the experiment and more.",
+        "Model Days", "BERT 3", "GPT 4", "Table 3: Third.",
+        PROSE_AFTER)
+    tables = [ln.text.splitlines()[0] for ln in find_tables(src, caption_gap=3) if ln.kind == "table"]
+    assert tables == ["Table 1: First.", "Table 3: Third."]
+
+
+def test_dash_fillers_and_upper_case_exponents_in_rows():
+    assert not row_like("Llama 2 7B 81 31 6 yrs, 1 mo - -")  # a trailing dash is a broken word by default
+    assert row_like("Llama 2 7B 81 31 6 yrs, 1 mo - -", dash_fillers=True)
+    assert not row_like("and the Evolved Trans-", dash_fillers=True)  # a word broken across lines still is not
+    assert row_like("Total Computation (floating point operations) 2.91E+21 4.05E+22 1.12E+23")
+
+
+MORRISON_T2_ROWS = lines(
+    "Table 2: We list the estimated power usage and water consumption from training.",
+    "Power", "Usage", "(MWh)", "Carbon", "Emissions", "(tCO2eq)", "Water", "Consumption", "(kL)",
+    "Equiv. to...", "(water usage,", "1 person, U.S.)",
+    "Llama 2 7B 81 31 - 12 days",
+    "OLMo 700M† 8 3 10 33 days",
+    "OLMo 2 13B 230 101 892 7 yrs, 10 mo",
+    "Total (Ours) 913 312 1,921 17 yrs, 1 mo",
+    PROSE_AFTER,
+)
+
+
+def test_durations_are_one_cell_only_when_asked():
+    assert split_row("OLMo 2 13B 230 892 7 yrs, 10 mo") == ("OLMo 2 13B 230 892 7 yrs, 10 mo", [])
+    assert split_row("OLMo 2 13B 230 892 7 yrs, 10 mo", durations=True) == \
+        ("OLMo", ["2", "13B", "230", "892", "7 yrs, 10 mo"])
+    assert split_row("OLMo 700M† 8 10 33 days", durations=True) == ("OLMo", ["700M†", "8", "10", "33 days"])
+
+
+def test_a_bracketed_header_sets_the_value_columns_and_numbers_in_names_go_back_to_them():
+    plain = next(ln.text for ln in find_tables(MORRISON_T2_ROWS) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(MORRISON_T2_ROWS, bracketed_columns=True) if ln.kind == "table")
+    assert md != plain
+    rows = table_row_sentences(md)
+    assert "| OLMo 2 13B | Power Usage (MWh): 230 | Carbon Emissions (tCO2eq): 101 | Water Consumption (kL): 892 " \
+           "| Equiv. to... (water usage, 1 person, U.S.): 7 yrs, 10 mo" in rows[2]
+    assert "| Llama 2 7B | Power Usage (MWh): 81 |" in rows[0]
+
+
+def test_bracketed_columns_leave_a_table_whose_names_would_keep_three_numbers():
+    # morrison2025 Table 1: the first bracketed name glues four columns ("GPU Hours Total MWh # Runs Carbon
+    # Emissions (tCO2eq)"), so two names count four columns too few: fitted, row names would keep 3 numbers
+    src = lines(
+        "Table 1: We developed our models in five groups.",
+        "GPU", "Hours", "Total", "MWh # Runs", "Carbon", "Emissions", "(tCO2eq)", "Water", "Consumption", "(kL)",
+        "<1B 29k 19 20 6 24",
+        "7B 269k 196 375 65 252",
+        "Total 680k 459 813 159 843",
+        PROSE_AFTER)
+    assert find_tables(src, bracketed_columns=True) == find_tables(src)

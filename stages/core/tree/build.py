@@ -209,7 +209,8 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
         doc.lines = drop_page_furniture(doc.lines, params.repeated_line_min_pages)
         if params.text_tables:
             doc.lines = find_tables(doc.lines, segment_header=params.table_columns == "segment",
-                                    ieee_captions=params.ieee_captions)
+                                    ieee_captions=params.ieee_captions, caption_gap=params.caption_gap_lines,
+                                    bracketed_columns=params.bracketed_columns)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

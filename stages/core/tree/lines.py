@@ -31,6 +31,8 @@ class TreeParams:
     text_tables: bool = True  # captioned tables in the text become table nodes (stages/core/tables.py)
     table_columns: str = "segment"  # segment: name value columns from a glued header | flat: the whole header
     ieee_captions: bool = True  # a bare "TABLE IV" line with its title below is a caption of the rows below it
+    caption_gap_lines: int = 3  # footnote / page-number lines skipped between a caption and its table below
+    bracketed_columns: bool = True  # a header of bracketed names sets the value columns (tables.Table.bracketed_fit)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
@@ -47,6 +49,8 @@ class TreeParams:
             raise ParamError("params.yaml: tree.max_heading_chars must be >= 10")
         if self.table_columns not in ("segment", "flat"):
             raise ParamError(f"params.yaml: tree.table_columns must be segment or flat, not {self.table_columns!r}")
+        if not 0 <= self.caption_gap_lines <= 10:
+            raise ParamError(f"params.yaml: tree.caption_gap_lines must be in 0..10, not {self.caption_gap_lines!r}")
         if self.repeated_line_min_pages < 2:
             raise ParamError("params.yaml: tree.repeated_line_min_pages must be >= 2")
 

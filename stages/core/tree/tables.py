@@ -38,7 +38,7 @@ TABLE_CAPTION = re.compile(r"^(?:(?i:table|tab\.)\s*(?:[A-Z]?\d+|[IVXL]+)\s*[:.]
                            r"|T able\s+[A-Z]?\d+\s+[A-Z][A-Za-z])")
 # a cell value: 11,023 / 0.70(0.54, / 74% / $433–$1472 / 2.4x / 269k / 1.5e-3 (a digit, no letters but
 # one unit suffix); or a filler: N/A, ±, – (a missing value)
-_SUFFIX = re.compile(r"(?<=\d)(?:[kKMBGx×]|e[+\-]?\d+)(?=[^A-Za-z]*$)")
+_SUFFIX = re.compile(r"(?<=\d)(?:[kKMBGx×]|[eE][+\-]?\d+)(?=[^A-Za-z]*$)")
 _FILLER = {"±", "-", "–", "—", "n/a", "na", "n.a.", "/", "×", "x", "*", "†", "‡", "✓", "✗"}
 _PROSE_WORDS = {"the", "a", "an", "of", "and", "to", "in", "is", "are", "for", "that", "with", "on", "as", "by",
                 "we", "this", "was", "were", "from", "which", "be", "it", "our", "their", "these", "has", "have"}
@@ -59,10 +59,14 @@ def _is_number(tok: str) -> bool:
     return _numeric(tok) or tok.lower() in _FILLER
 
 
-def row_like(text: str) -> bool:
-    """A table row: ends in a number, or numbers make up at least 40% of its tokens (2 or more)."""
+def row_like(text: str, dash_fillers: bool = False) -> bool:
+    """A table row: ends in a number, or numbers make up at least 40% of its tokens (2 or more).
+    A line ending in "-" is a word broken across lines ("Trans-"), unless ``dash_fillers`` and the
+    dash stands alone: a missing value ("Llama 2 7B 81 31 6 yrs, 1 mo - -", morrison2025 Table 2)."""
     toks = text.split()
-    if len(toks) < 2 or text.endswith("-"):  # a lone number is a page number or a footnote mark
+    if len(toks) < 2:  # a lone number is a page number or a footnote mark
+        return False
+    if text.endswith("-") and not (dash_fillers and toks[-1] == "-"):
         return False
     if text.endswith(".") and not _numeric(toks[-1].rstrip(".")):
         return False  # a sentence end ('... (see Fig. 3).')
@@ -94,13 +98,38 @@ def label_like(text: str, max_chars: int = 100) -> bool:
     return not re.search(r"[a-z]{3,}[.!?]$", text)  # a sentence end
 
 
-def split_row(text: str, join_plus_minus: bool = True) -> tuple[str, list[str]]:
-    """(label, values): the trailing run of numbers are the values ('Human life, avg, 1 year' / ['11,023'])."""
+# a cell that is a duration: "21 years", "7 yrs, 10 mo", "2 mo, 1 wk" (morrison2025 Tables 1 and 2)
+_TIME_UNITS = {"year", "years", "yr", "yrs", "month", "months", "mo", "mos", "week", "weeks", "wk", "wks",
+               "day", "days", "hour", "hours", "hr", "hrs"}
+
+
+def _duration_start(toks: list[str], i: int) -> int | None:
+    """Start of the duration cell that ends before toks[i] ("7 yrs, 10 mo"), or None."""
+    if i < 2 or toks[i - 1].lower() not in _TIME_UNITS or not _numeric(toks[i - 2]):
+        return None
+    j = i - 2
+    if j >= 2 and toks[j - 1].endswith(",") and toks[j - 1][:-1].lower() in _TIME_UNITS and _numeric(toks[j - 2]):
+        j -= 2
+    return j
+
+
+def split_row(text: str, join_plus_minus: bool = True, durations: bool = False) -> tuple[str, list[str]]:
+    """(label, values): the trailing run of numbers are the values ('Human life, avg, 1 year' / ['11,023']);
+    ``durations``: a duration ("7 yrs, 10 mo") is one value of the run too."""
     toks = text.split()
     i = len(toks)
-    while i > 0 and _is_number(toks[i - 1]):
-        i -= 1
-    label, values = (" ".join(toks[:i]), toks[i:]) if i else ("", toks)  # numbers only: no label
+    cells: list[str] = []
+    while i > 0:
+        if _is_number(toks[i - 1]):
+            cells.insert(0, toks[i - 1])
+            i -= 1
+            continue
+        j = _duration_start(toks, i) if durations else None
+        if j is None:
+            break
+        cells.insert(0, " ".join(toks[j:i]))
+        i = j
+    label, values = (" ".join(toks[:i]), cells) if i else ("", cells)  # numbers only: no label
     return label, _joined_plus_minus(values) if join_plus_minus else values
 
 
@@ -142,6 +171,38 @@ class Table:
     # tree.table_columns == "segment": name columns from a glued header (`header_chunks`), cut glued rows
     # apart, read "0.871 ± 0.302" as one cell; False: the table as before issue 25
     segment: bool = True
+    # tree.bracketed_columns: a header of bracketed names ("Power Usage (MWh) Carbon Emissions (tCO2eq) ...")
+    # sets the number of value columns; durations ("7 yrs, 10 mo") are cells; numbers in a row's name
+    # ("OLMo 2 13B") go back to the name (`bracketed_fit`)
+    bracketed: bool = False
+
+    def bracketed_names(self) -> list[str]:
+        """The header cut after each bracket, when every piece ends in one (else [])."""
+        parts = [p.strip() for p in re.split(r"(?<=\))\s+(?=[^\s(])", " ".join(self.header)) if p.strip()]
+        return parts if parts and all(p.endswith(")") for p in parts) else []
+
+    def bracketed_fit(self) -> bool:
+        """Rows cut to the k value columns a bracketed header names (k >= 3), a row's extra leading values
+        given back to its name; False (rows untouched) unless half the rows or more have k values or more,
+        and fewer than half the names then end in three numbers or more (k is too few: morrison2025
+        Table 1, whose first bracketed name glues four columns)."""
+        k = len(self.bracketed_names())
+        rows = [v for _, v in self.rows if v]
+        if k < 3 or sum(len(v) >= k for v in rows) < 0.5 * len(rows):
+            return False
+        fitted = [((" ".join([label, *v[: len(v) - k]]).strip(), v[len(v) - k:]) if len(v) > k else (label, v))
+                  for label, v in self.rows]
+        if sum(len(v) > k + 2 for v in rows) * 2 >= len(rows):
+            return False
+        self.rows = fitted
+        return True
+
+    def names_every_column(self) -> bool:
+        """Whether `columns()` names each value column of the most common row width (2 or more), rather
+        than one name for all the values."""
+        counts = [len(v) for _, v in self.rows if v]
+        k = max(set(counts), key=counts.count) if counts else 1
+        return k > 1 and len(self.columns()) == k + 1
 
     def label_width(self) -> int:
         """Words in the row labels when (nearly) every row has the same number (else 0): then each
@@ -192,6 +253,8 @@ class Table:
         if self.segment and k > 1 and len(words) > 1 and len(words[0]) == k + 1 \
                 and sum(len(w) for w in words[1:]) < k:
             return words[0]  # the first line names every column; the few words under it cannot be aligned
+        if self.bracketed and k > 1 and len(self.bracketed_names()) == k:
+            return ["", *self.bracketed_names()]  # the rows' names have no column name of their own
         if len(flat) >= 2:
             return [flat[0], " ".join(flat[1:])]
         return [flat[0] if flat else "", ""]
@@ -288,7 +351,8 @@ def _ieee_caption_end(lines: list[Line], i: int) -> int:
     return j
 
 
-def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool = False) -> list[int]:
+def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool = False,
+         dash_fillers: bool = False) -> list[int]:
     """Indices of the table lines next to a caption, walking from `start` by `step` (+1 down, -1 up):
     row-like lines and short label lines, until prose, another caption (``ieee``: a bare "TABLE IV"
     line too) or a used line."""
@@ -301,7 +365,7 @@ def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool =
             break
         if ieee and IEEE_CAPTION.match(ln.text):
             break
-        if row_like(ln.text):
+        if row_like(ln.text, dash_fillers):
             rows += 1
         elif not label_like(ln.text):
             break
@@ -313,9 +377,26 @@ def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool =
         j += step
     # trailing labels (walking away from the caption) that no row follows are prose, not table
     if step > 0:
-        while out and not row_like(lines[out[-1]].text):
+        while out and not row_like(lines[out[-1]].text, dash_fillers):
             out.pop()
     return sorted(out) if rows else []
+
+
+def _after_gap(lines: list[Line], end: int, gap: int, taken: set[int]) -> int:
+    """Where a table below a caption starts when up to `gap` lines sit between them that belong to
+    neither: the caption's footnotes ("* One of the original OLMo 7B models ...", "12 The peak
+    TeraFLOPS/second is 46 ...") and a page number (patterson2021 Table 4, morrison2025 Table 2).
+    Returns `end` when no such gap is there."""
+    j = end
+    while j < len(lines) and j - end < gap and j not in taken and lines[j].kind == "text" \
+            and not lines[j].heading and not TABLE_CAPTION.match(lines[j].text) \
+            and not FIGURE_CAPTION.match(lines[j].text) and not IEEE_CAPTION.match(lines[j].text):
+        text = lines[j].text.strip()
+        if re.fullmatch(r"\d{1,3}", text) or not (row_like(text, True) or label_like(text)):
+            j += 1
+            continue
+        break
+    return j
 
 
 def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
@@ -330,13 +411,14 @@ def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
     return n <= MAX_HEADER_LINES
 
 
-def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True) -> Table:
-    t = Table(caption, segment=segment)
+def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True,
+                dash_fillers: bool = False, bracketed: bool = False) -> Table:
+    t = Table(caption, segment=segment, bracketed=bracketed)
     pending: list[str] = []
     pieces = (unglued(lines[i].text) if segment else [lines[i].text] for i in idx)
     for text in (piece for row in pieces for piece in row):
-        if row_like(text):
-            label, values = split_row(text, join_plus_minus=segment)
+        if row_like(text, dash_fillers):
+            label, values = split_row(text, join_plus_minus=segment, durations=bracketed)
             t.rows.append((" ".join([*pending, label]).strip(), values))
             pending = []
         elif not t.rows:
@@ -345,6 +427,8 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool =
             pending.append(text)  # a group label ('Training one model (GPU)') or a wrapped row label
     if pending:
         t.rows.append((" ".join(pending), []))
+    if bracketed and not t.bracketed_fit():
+        return _table_from(lines, caption, idx, segment, dash_fillers)  # the header does not confirm: as before
     return t
 
 
@@ -365,12 +449,17 @@ def _caption_side(lines: list[Line]) -> int | None:
     return None if votes == 0 else -1 if votes < 0 else 1
 
 
-def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False) -> list[Line]:
+def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False,
+                caption_gap: int = 0, bracketed_columns: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
     a glued header (`Table.segmented_columns`). ``ieee_captions``: a bare "TABLE IV" line with its
-    title below it is a caption too, of the rows below the title (tree.ieee_captions)."""
+    title below it is a caption too, of the rows below the title (tree.ieee_captions). ``caption_gap``
+    (tree.caption_gap_lines): a caption with no table right below it takes one that starts after up to
+    this many footnote or page-number lines, which stay in the prose, when the header names each of its
+    value columns; rows may then end in a lone "-" (a missing value). Not in documents that caption their tables below them (the rows after a gap
+    there are the next table's). ``bracketed_columns`` (tree.bracketed_columns): see `Table.bracketed_fit`."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -399,8 +488,14 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
         cap_idx = set(range(i, end))
         above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, ieee_captions)
         below = _run(lines, end, 1, taken | cap_idx, ieee_captions)
+        dashes = False
+        if caption_gap and not below and side != -1 and sum(row_like(lines[k].text) for k in above) < 2:
+            start = _after_gap(lines, end, caption_gap, taken | cap_idx)
+            if start > end:
+                below = _run(lines, start, 1, taken | cap_idx, ieee_captions, dash_fillers=True)
+                dashes = bool(below)
         n_up = sum(row_like(lines[k].text) for k in above)
-        n_down = sum(row_like(lines[k].text) for k in below)
+        n_down = sum(row_like(lines[k].text, dashes) for k in below)
         if min(n_up, n_down) >= 2 and side is not None:
             idx = above if side < 0 else below  # rows on both sides: the document's own habit decides
         else:
@@ -408,7 +503,11 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
         if len(idx) < 2:
             i = end
             continue
-        table = _table_from(lines, caption, idx, segment_header)
+        table = _table_from(lines, caption, idx, segment_header, dash_fillers=dashes and idx is below,
+                            bracketed=bracketed_columns)
+        if dashes and idx is below and not table.names_every_column():
+            i = end  # past a gap, only a table whose header names its columns (patterson2021 Table 4 does not)
+            continue
         first = lines[min(idx[0], i)]
         replace[min(idx[0], i)] = Line(text=table.markdown(), page=first.page, order=first.order, kind="table")
         taken.update(idx)
