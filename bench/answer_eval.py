@@ -195,6 +195,33 @@ def cmd_curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    """A `--changed-by` run as a whole-set run: its rows and the base run's for the questions it left out,
+    written as run NAME (verdicts, by_type, summary; no LLM call), so that the next change is measured
+    against it: a chain of changed-by runs then needs no full run between its links."""
+    for set_name in args.sets:
+        sub, full = OUT / args.changed / set_name / "verdicts.csv", OUT / args.base / set_name / "verdicts.csv"
+        if not full.exists():
+            print(f"merge: {set_name}: {args.base} not run yet", file=sys.stderr)
+            return 1
+        if _changed_by(args.base, set_name):
+            print(f"merge: {set_name}: {args.base} is a --changed-by run itself; merge it first", file=sys.stderr)
+            return 1
+        base = pl.read_csv(full)
+        v = with_unchanged(pl.read_csv(sub), base) if sub.exists() else base  # no file: it changed nothing here
+        out = OUT / args.name / set_name
+        out.mkdir(parents=True, exist_ok=True)
+        v.write_csv(out / "verdicts.csv")
+        type_table(v).write_csv(out / "by_type.csv")
+        summary = {"score": round(float(v["score"].mean()), 6), "n": v.height,
+                   "config": {"merged": {"base": args.base, "changed": args.changed if sub.exists() else None},
+                              "n": json.loads((full.parent / "summary.json").read_text()).get("config", {}).get("n")}}
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        print(f"{args.name}/{set_name}: official {summary['score']:.4f} (n={v.height}; {args.base} with "
+              f"{'no' if not sub.exists() else pl.read_csv(sub).height} rows of {args.changed})")
+    return 0
+
+
 def cmd_table(args: argparse.Namespace) -> int:
     """Every named run against the first (paired bootstrap), per set: <out>.md and <out>.json."""
     tables: dict[str, list[dict]] = {}
@@ -274,6 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     tab.add_argument("names", nargs="+", help="run names; the first is the base of the deltas")
     tab.add_argument("--out", required=True, help="writes bench/results/answer_eval/<out>.md and .json")
     tab.add_argument("--sets", nargs="+", default=["dev", "train"])
+    mrg = sub.add_parser("merge", help="a --changed-by run and its base as one whole-set run (no LLM call)")
+    mrg.add_argument("name", help="the merged run's name")
+    mrg.add_argument("base", help="a whole-set run: the rows of the questions the changed run left out")
+    mrg.add_argument("changed", help="the --changed-by run")
+    mrg.add_argument("--sets", nargs="+", default=["dev", "train"])
     spd = sub.add_parser("speed", help="B's LLM cost against A's on the questions both ran, and the machine-speed "
                                        "ratio from calls both made with the same work (no LLM call)")
     spd.add_argument("a")
@@ -281,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     spd.add_argument("--sets", nargs="+", default=["dev", "train"])
     args = parser.parse_args(argv)
     return {"run": cmd_run, "compare": cmd_compare, "curve": cmd_curve, "table": cmd_table,
-            "speed": cmd_speed}[args.cmd](args)
+            "speed": cmd_speed, "merge": cmd_merge}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -296,3 +296,25 @@ def test_null_perturbation_swaps_the_last_two_units_of_each_attempt_only() -> No
         ("q1", 0, 0, "a"), ("q1", 0, 1, "c"), ("q1", 0, 2, "b"),
         ("q1", 1, 0, "d"), ("q1", 1, 1, "a"),
         ("q2", 0, 0, "z")]
+
+
+def test_merge_writes_a_changed_by_run_and_its_base_as_one_whole_set_run(tmp_path: Path, monkeypatch) -> None:
+    import bench.answer_eval as cli
+
+    monkeypatch.setattr(cli, "OUT", tmp_path)
+    cols = {"question_type": ["numeric"] * 3}
+    for name, ids, scores, changed_by in (("base", ["d1", "d2", "d3"], [1.0, 0.25, 0.0], None),
+                                          ("variant", ["d2"], [1.0], ["tree.x=1"])):
+        folder = tmp_path / name / "dev"
+        folder.mkdir(parents=True)
+        pl.DataFrame({"id": ids, "question_type": cols["question_type"][: len(ids)], "score": scores,
+                      **{c: scores for c in ("strict_score", "symmetric_score", "value", "ref", "na")}}).write_csv(
+            folder / "verdicts.csv")
+        (folder / "summary.json").write_text(json.dumps({"config": {"changed_by": changed_by, "n": 1}}))
+    assert cli.main(["merge", "merged", "base", "variant", "--sets", "dev"]) == 0
+    merged = pl.read_csv(tmp_path / "merged" / "dev" / "verdicts.csv")
+    assert merged["id"].to_list() == ["d1", "d2", "d3"] and merged["score"].to_list() == [1.0, 1.0, 0.0]
+    summary = json.loads((tmp_path / "merged" / "dev" / "summary.json").read_text())
+    assert summary["score"] == pytest.approx(2.0 / 3) and summary["config"]["merged"]["changed"] == "variant"
+    # a changed-by run is not a base: its rows would stand for the whole set
+    assert cli.main(["merge", "again", "variant", "base", "--sets", "dev"]) == 1
