@@ -188,13 +188,13 @@ TABLE_MD = ("Table 3: Power of common models.\n| Model | Power (W) | Hours |\n|-
             "| ELMo | 517.66 | 336 |\n| BERT | 12,041 | 79 |\n| GPT-2 | 1,516 | 168 |")
 
 
-def make_table_tree(table_md: str = TABLE_MD) -> TreeView:
+def make_table_tree(table_md: str = TABLE_MD, power: str = "300 W") -> TreeView:
     """A prose paragraph with a wattage, a prose paragraph without one, and a three-row table."""
     from stages.core.tree.tables import table_row_sentences
 
     rows = [("d", None, "document", 0, "Doc", None), ("d:sec1", "d", "section", 0, "Results", None)]
     prose = {"d:sec1:p1": ["We trained many models on the cluster.", "The runs took weeks."],
-             "d:sec1:p2": ["The GPU drew 300 W on average.", "That is a lot."]}
+             "d:sec1:p2": [f"The GPU drew {power} on average.", "That is a lot."]}
     for j, (pid, ss) in enumerate(prose.items()):
         rows.append((pid, "d:sec1", "paragraph", j, " ".join(ss), None))
         rows += [(f"{pid}:s{k + 1}", pid, "sentence", k, s, None) for k, s in enumerate(ss)]
@@ -238,11 +238,32 @@ def test_unit_boost_moves_a_unit_with_the_answer_unit_up():
     kw = [(["d:sec1:p1"], 9.0), (["d:sec1:p2"], 5.0)]
     p = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.0)
     assert [u.key for u in build_context(tree, [], kw, p, "W")] == ["d:sec1:p1", "d:sec1:p2"]  # 0 = off
-    boosted = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.5)
+    boosted = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.5, unit_family=False)
     assert [u.key for u in build_context(tree, [], kw, boosted, "W")] == ["d:sec1:p2", "d:sec1:p1"]
     # no unit (names, True/False) or a unit the text does not state: the fused order stands
     assert [u.key for u in build_context(tree, [], kw, boosted, "is_blank")] == ["d:sec1:p1", "d:sec1:p2"]
     assert [u.key for u in build_context(tree, [], kw, boosted, "liters")] == ["d:sec1:p1", "d:sec1:p2"]
+
+    # unit_family: a number in any unit of the answer unit's family counts ("watts" for a question in kW),
+    # but not single letters ("300 W"): "s", "h", "g", "t", "L" stand for too much else
+    family = RetrieveParams(bm25_k=2, fusion="rrf", max_context_tokens=10_000, unit_boost=0.5, unit_family=True)
+    assert [u.key for u in build_context(tree, [], kw, boosted, "MWh")] == ["d:sec1:p1", "d:sec1:p2"]
+    assert [u.key for u in build_context(tree, [], kw, family, "kW")] == ["d:sec1:p1", "d:sec1:p2"]
+    with_watts = make_table_tree(power="300 watts")
+    assert [u.key for u in build_context(with_watts, [], kw, boosted, "kW")] == ["d:sec1:p1", "d:sec1:p2"]
+    assert [u.key for u in build_context(with_watts, [], kw, family, "kW")] == ["d:sec1:p2", "d:sec1:p1"]
+
+
+def test_unit_family_spellings():
+    from stages.core.index.vocab import unit_family_spellings
+    from stages.core.retrieve.ranking import unit_pattern
+
+    assert {"kWh", "MWh", "TWh", "joules"} <= unit_family_spellings("GWh")
+    assert {"hours", "minutes", "years"} <= unit_family_spellings("days") and "km" not in unit_family_spellings("days")
+    assert {"kg", "lbs"} <= unit_family_spellings("tCO2e")  # the leading word of a CO2 unit
+    assert unit_family_spellings("USD") == set() and unit_family_spellings("L/kWh") == set()
+    km = unit_pattern("km", family=True)
+    assert km.search("logged 1,500,000 miles") and not unit_pattern("km").search("logged 1,500,000 miles")
 
 
 def test_table_blocks_merge_rows_of_one_table_with_caption_and_header_once():

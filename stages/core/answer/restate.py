@@ -20,33 +20,8 @@ from decimal import Decimal
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
+from stages.core.index.vocab import UNIT_SCALES as _SCALES, answer_unit_scale
 from stages.core.tree.tables import is_separator, markdown_cells
-
-# unit spelling -> (family, scale in the family's base unit); matched case-sensitively, so that
-# "MW" (megawatt) and "mW", "ms" and "Ms" stay apart. Bare "B" is the billion suffix, never bytes.
-_SCALES: dict[str, tuple[str, float]] = {}
-for _family, _table in {
-    "time": {("ns", "nanosecond", "nanoseconds"): 1e-9, ("µs", "μs", "us", "microsecond", "microseconds"): 1e-6,
-             ("ms", "millisecond", "milliseconds"): 1e-3, ("s", "sec", "secs", "second", "seconds"): 1.0,
-             ("min", "mins", "minute", "minutes"): 60.0, ("h", "hr", "hrs", "hour", "hours"): 3600.0,
-             ("day", "days"): 86400.0, ("week", "weeks"): 604800.0, ("year", "years", "yr", "yrs"): 31536000.0},
-    "energy": {("Wh", "watt-hour", "watt-hours"): 1.0, ("kWh", "KWh", "kilowatt-hour", "kilowatt-hours"): 1e3,
-               ("MWh", "megawatt-hour", "megawatt-hours"): 1e6, ("GWh", "gigawatt-hour", "gigawatt-hours"): 1e9,
-               ("TWh", "terawatt-hour", "terawatt-hours"): 1e12,
-               ("J", "joule", "joules"): 1 / 3600, ("kJ",): 1e3 / 3600, ("MJ",): 1e6 / 3600, ("GJ",): 1e9 / 3600},
-    "power": {("W", "watt", "watts", "Watts"): 1.0, ("kW", "kilowatt", "kilowatts"): 1e3,
-              ("MW", "megawatt", "megawatts"): 1e6, ("GW", "gigawatt", "gigawatts"): 1e9, ("TW",): 1e12},
-    "mass": {("g", "gram", "grams"): 1.0, ("kg", "kilogram", "kilograms"): 1e3, ("t", "tonne", "tonnes"): 1e6,
-             ("lb", "lbs", "pound", "pounds"): 453.592},
-    "data": {("KB", "kB"): 1e3, ("MB",): 1e6, ("GB",): 1e9, ("TB",): 1e12, ("PB",): 1e15,
-             ("Kb", "kb"): 125.0, ("Mb",): 1.25e5, ("Gb",): 1.25e8, ("Tb",): 1.25e11},
-    "volume": {("mL", "ml", "milliliter", "milliliters"): 1e-3, ("L", "l", "liter", "liters", "litre", "litres"): 1.0,
-               ("kL", "kiloliter", "kiloliters"): 1e3, ("gallon", "gallons"): 3.78541},
-    "distance": {("km", "kilometer", "kilometers", "kilometre", "kilometres"): 1.0, ("mile", "miles"): 1.60934},
-}.items():
-    for _spellings, _scale in _table.items():
-        for _s in _spellings:
-            _SCALES[_s] = (_family, _scale)
 
 # digits, then a magnitude word or a suffix letter glued to the digits, then the unit word right after
 # ("gigawatt-hours" whole: read as "gigawatt" it would be a power)
@@ -56,8 +31,6 @@ _MENTION = re.compile(
     r"(?:\s?(?:GPU[\s-]?)?([A-Za-zµμ]+?(?:-hours?)?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
 )
 _URL = re.compile(r"(?:https?://|www\s?\.)\S+(?:\s?\.\S+)*", re.I)  # "http://www .x.com/a-10" as PDFs break it
-# "tCO2e", "kg CO2eq", "lbs CO2e", "seconds", "GPU hours": the answer unit's leading word (after "GPU")
-_ANSWER_UNIT = re.compile(r"^\s*(?:GPU[\s-]?)?([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
 # "32 billion" written as 32000000 (zeros slipped by thousands), "6.1 billion" as 61000000000 (the decimal
 # point dropped): the digits agree up to a power of ten
 _POWERS_OF_TEN = tuple(10.0 ** k for k in range(1, 13))
@@ -162,10 +135,7 @@ def _line_mentions(text: str, cell_unit: tuple[str, float] = ("", 1.0)) -> list[
 def unit_scale(unit: str | None) -> tuple[str, float] | None:
     """(family, scale) of an answer unit such as "seconds", "MWh" or "tCO2e"; None for compound
     ("USD per hour", "L/kWh") or unknown units."""
-    if not unit or "/" in unit or " per " in unit:
-        return None
-    m = _ANSWER_UNIT.match(unit)
-    return _SCALES.get(m.group(1)) if m else None
+    return answer_unit_scale(unit)
 
 
 def _candidate(v: float, mention: Mention, target: tuple[str, float] | None, unit_magnitude: bool) -> float | None:

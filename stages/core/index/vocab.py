@@ -240,3 +240,52 @@ QUANTITY_UNITS: dict[str, str] = {
     "energy": "kWh", "electricity": "kWh", "power": "W", "water": "liters",
     "duration": "hours", "long": "hours",
 }
+
+
+# unit spelling -> (family, scale in the family's base unit), for restating copied numbers
+# (answer/restate.py) and for the retrieval boost of a unit's family (retrieve.unit_family); matched
+# case-sensitively, so that
+# "MW" (megawatt) and "mW", "ms" and "Ms" stay apart. Bare "B" is the billion suffix, never bytes.
+UNIT_SCALES: dict[str, tuple[str, float]] = {}
+for _family, _table in {
+    "time": {("ns", "nanosecond", "nanoseconds"): 1e-9, ("µs", "μs", "us", "microsecond", "microseconds"): 1e-6,
+             ("ms", "millisecond", "milliseconds"): 1e-3, ("s", "sec", "secs", "second", "seconds"): 1.0,
+             ("min", "mins", "minute", "minutes"): 60.0, ("h", "hr", "hrs", "hour", "hours"): 3600.0,
+             ("day", "days"): 86400.0, ("week", "weeks"): 604800.0, ("year", "years", "yr", "yrs"): 31536000.0},
+    "energy": {("Wh", "watt-hour", "watt-hours"): 1.0, ("kWh", "KWh", "kilowatt-hour", "kilowatt-hours"): 1e3,
+               ("MWh", "megawatt-hour", "megawatt-hours"): 1e6, ("GWh", "gigawatt-hour", "gigawatt-hours"): 1e9,
+               ("TWh", "terawatt-hour", "terawatt-hours"): 1e12,
+               ("J", "joule", "joules"): 1 / 3600, ("kJ",): 1e3 / 3600, ("MJ",): 1e6 / 3600, ("GJ",): 1e9 / 3600},
+    "power": {("W", "watt", "watts", "Watts"): 1.0, ("kW", "kilowatt", "kilowatts"): 1e3,
+              ("MW", "megawatt", "megawatts"): 1e6, ("GW", "gigawatt", "gigawatts"): 1e9, ("TW",): 1e12},
+    "mass": {("g", "gram", "grams"): 1.0, ("kg", "kilogram", "kilograms"): 1e3, ("t", "tonne", "tonnes"): 1e6,
+             ("lb", "lbs", "pound", "pounds"): 453.592},
+    "data": {("KB", "kB"): 1e3, ("MB",): 1e6, ("GB",): 1e9, ("TB",): 1e12, ("PB",): 1e15,
+             ("Kb", "kb"): 125.0, ("Mb",): 1.25e5, ("Gb",): 1.25e8, ("Tb",): 1.25e11},
+    "volume": {("mL", "ml", "milliliter", "milliliters"): 1e-3, ("L", "l", "liter", "liters", "litre", "litres"): 1.0,
+               ("kL", "kiloliter", "kiloliters"): 1e3, ("gallon", "gallons"): 3.78541},
+    "distance": {("km", "kilometer", "kilometers", "kilometre", "kilometres"): 1.0, ("mile", "miles"): 1.60934},
+}.items():
+    for _spellings, _scale in _table.items():
+        for _s in _spellings:
+            UNIT_SCALES[_s] = (_family, _scale)
+
+
+# "tCO2e", "kg CO2eq", "lbs CO2e", "seconds", "GPU hours": the answer unit's leading word (after "GPU")
+_ANSWER_UNIT = re.compile(r"^\s*(?:GPU[\s-]?)?([A-Za-zµμ]+?)(?:\s?CO\s?2.*)?\s*$")
+
+
+def answer_unit_scale(unit: str | None) -> tuple[str, float] | None:
+    """(family, scale) of an answer unit such as "seconds", "MWh" or "tCO2e"; None for compound
+    ("USD per hour", "L/kWh") or unknown units."""
+    if not unit or "/" in unit or " per " in unit:
+        return None
+    m = _ANSWER_UNIT.match(unit)
+    return UNIT_SCALES.get(m.group(1)) if m else None
+
+
+def unit_family_spellings(answer_unit: str | None) -> set[str]:
+    """Every spelling (two letters or more) of the units in the family of an answer unit ("GWh": Wh, kWh,
+    MWh, ..., joules; "days": seconds ... years), or an empty set for a unit of no known family."""
+    fam = answer_unit_scale(answer_unit)
+    return {s for s, (f, _) in UNIT_SCALES.items() if f == fam[0] and len(s) > 1} if fam else set()

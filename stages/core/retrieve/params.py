@@ -27,6 +27,7 @@ class RetrieveParams:
     doc_share: float = 0.75  # a document is named when its naming score is at least this share of the best
     doc_filter_min: int = 3  # named_docs=filter: fewer BM25 hits in the named documents -> the whole corpus
     unit_boost: float = 0.5  # units with a number in the question's answer unit score x(1+this); 0 = off
+    unit_family: bool = True  # unit_boost: a number in any unit of the answer unit's family counts too (kWh for GWh)
     table_blocks: bool = False  # rows of one table in the context share one block (caption and header once)
     # stop: the first unit that does not fit the budget ends the context | skip: shorter units after it still join
     fill: Literal["stop", "skip"] = "stop"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stages.core.index.keywords import tokenize
-from stages.core.index.vocab import UNIT_SPELLINGS
+from stages.core.index.vocab import UNIT_SPELLINGS, unit_family_spellings
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.tree.navigate import TreeView, is_ancestor
 from stages.core.tree.tables import caption_abbreviations, table_block, table_parts
@@ -224,7 +224,7 @@ def build_context(
 
     if p.trim_tokens > 0 and focus:
         units = [trimmed(tree, u, focus, p) for u in units]
-    pattern = unit_pattern(answer_unit)
+    pattern = unit_pattern(answer_unit, p.unit_family)
     if p.trim_table_tokens > 0 and focus:
         units = [trimmed_table(tree, u, focus, p, pattern) for u in units]
     if pattern is not None and p.unit_boost > 0:
@@ -418,12 +418,15 @@ def _table_of(tree: TreeView, u: RetrievedUnit) -> str | None:
 
 
 # spellings of answer units in text, by a word of the questions file's answer_unit (lower case)
-def unit_pattern(answer_unit: str | None) -> re.Pattern[str] | None:
-    """A regex for the ways text spells the answer unit (None for is_blank / no unit)."""
+def unit_pattern(answer_unit: str | None, family: bool = False) -> re.Pattern[str] | None:
+    """A regex for the ways text spells the answer unit (None for is_blank / no unit); ``family``
+    (retrieve.unit_family): every unit of its family too ("GWh": Wh, kWh, MWh, ..., joules)."""
     unit = (answer_unit or "").strip()
     if not unit or unit.lower() in ("is_blank", "none", "nan"):
         return None
     alts = {unit}
+    if family:
+        alts |= unit_family_spellings(unit)
     for w in re.findall(r"[A-Za-z0-9/_%$]+", unit):
         alts |= set(UNIT_SPELLINGS.get(w.lower(), (w,) if len(w) > 1 and any(c.isdigit() or c.isupper() for c in w)
                                         else ()))
