@@ -12,7 +12,7 @@ from stages.core.common.params import ParamError
 class RetrieveParams:
     """The `retrieve:` section of params.yaml."""
 
-    top_k: int = 8
+    top_k: int = 10
     rerank: Literal["frequency", "score", "combined"] = "combined"
     alpha: float = 0.5
     siblings: int = 1
