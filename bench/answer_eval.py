@@ -97,7 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                              ROOT / params["data"]["metadata"], changed_ctx)
                 print(f"{set_name}: {len(only_ids)} questions whose requests {' '.join(args.changed_by)} changes")
                 if not only_ids:  # nothing to answer: the variant scores as params.yaml on this set
-                    print(f"{set_name}: skipped: no question's requests change, so the variant scores exactly as params.yaml here")
+                    print(f"{set_name}: skipped: no question's requests change, so it scores as params.yaml here")
                     continue
             limits = list(range(args.step, args.limit, args.step)) + [args.limit] if args.limit and args.step else \
                 [args.limit]
@@ -208,17 +208,18 @@ def cmd_merge(args: argparse.Namespace) -> int:
             print(f"merge: {set_name}: {args.base} is a --changed-by run itself; merge it first", file=sys.stderr)
             return 1
         base = pl.read_csv(full)
-        v = with_unchanged(pl.read_csv(sub), base) if sub.exists() else base  # no file: it changed nothing here
+        changed = pl.read_csv(sub) if sub.exists() else None  # no file: it changed nothing on this set
+        v = base if changed is None else with_unchanged(changed, base)
         out = OUT / args.name / set_name
         out.mkdir(parents=True, exist_ok=True)
         v.write_csv(out / "verdicts.csv")
         type_table(v).write_csv(out / "by_type.csv")
         summary = {"score": round(float(v["score"].mean()), 6), "n": v.height,
-                   "config": {"merged": {"base": args.base, "changed": args.changed if sub.exists() else None},
+                   "config": {"merged": {"base": args.base, "changed": None if changed is None else args.changed},
                               "n": json.loads((full.parent / "summary.json").read_text()).get("config", {}).get("n")}}
         (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         print(f"{args.name}/{set_name}: official {summary['score']:.4f} (n={v.height}; {args.base} with "
-              f"{'no' if not sub.exists() else pl.read_csv(sub).height} rows of {args.changed})")
+              f"{0 if changed is None else changed.height} rows of {args.changed})")
     return 0
 
 

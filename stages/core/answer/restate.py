@@ -20,7 +20,8 @@ from decimal import Decimal
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
-from stages.core.index.vocab import UNIT_SCALES as _SCALES, answer_unit_scale
+from stages.core.index.vocab import UNIT_SCALES as _SCALES
+from stages.core.index.vocab import answer_unit_scale as unit_scale  # (family, scale) of an answer unit
 from stages.core.tree.tables import is_separator, markdown_cells
 
 # digits, then a magnitude word or a suffix letter glued to the digits, then the unit word right after
@@ -130,12 +131,6 @@ def _line_mentions(text: str, cell_unit: tuple[str, float] = ("", 1.0)) -> list[
             own, scale = (labelled[0], 1.0) if labelled else record.get(m.start(), cell_unit)
         out.append(Mention(digits, digits * scale, own))
     return out
-
-
-def unit_scale(unit: str | None) -> tuple[str, float] | None:
-    """(family, scale) of an answer unit such as "seconds", "MWh" or "tCO2e"; None for compound
-    ("USD per hour", "L/kWh") or unknown units."""
-    return answer_unit_scale(unit)
 
 
 def _candidate(v: float, mention: Mention, target: tuple[str, float] | None, unit_magnitude: bool) -> float | None:

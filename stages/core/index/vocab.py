@@ -242,9 +242,8 @@ QUANTITY_UNITS: dict[str, str] = {
 }
 
 
-# unit spelling -> (family, scale in the family's base unit), for restating copied numbers
-# (answer/restate.py) and for the retrieval boost of a unit's family (retrieve.unit_family); matched
-# case-sensitively, so that
+# unit spelling -> (family, scale in the family's base unit), for restating copied numbers (answer/restate.py)
+# and for the retrieval boost of a unit's family (retrieve.unit_family); matched case-sensitively, so that
 # "MW" (megawatt) and "mW", "ms" and "Ms" stay apart. Bare "B" is the billion suffix, never bytes.
 UNIT_SCALES: dict[str, tuple[str, float]] = {}
 for _family, _table in {

@@ -178,8 +178,7 @@ class Table:
 
     def bracketed_names(self) -> list[str]:
         """The header cut after each bracket, when every piece ends in one (else [])."""
-        parts = [p.strip() for p in re.split(r"(?<=\))\s+(?=[^\s(])", " ".join(self.header)) if p.strip()]
-        return parts if parts and all(p.endswith(")") for p in parts) else []
+        return bracket_parts(" ".join(self.header))
 
     def bracketed_fit(self) -> bool:
         """Rows cut to the k value columns a bracketed header names (k >= 3), a row's extra leading values
@@ -190,18 +189,21 @@ class Table:
         rows = [v for _, v in self.rows if v]
         if k < 3 or sum(len(v) >= k for v in rows) < 0.5 * len(rows):
             return False
-        fitted = [((" ".join([label, *v[: len(v) - k]]).strip(), v[len(v) - k:]) if len(v) > k else (label, v))
-                  for label, v in self.rows]
         if sum(len(v) > k + 2 for v in rows) * 2 >= len(rows):
             return False
-        self.rows = fitted
+        self.rows = [((" ".join([label, *v[: len(v) - k]]).strip(), v[len(v) - k:]) if len(v) > k else (label, v))
+                     for label, v in self.rows]
         return True
+
+    def value_width(self) -> int:
+        """The most common number of values in a row (1 for a table without values)."""
+        counts = [len(v) for _, v in self.rows if v]
+        return max(set(counts), key=counts.count) if counts else 1
 
     def names_every_column(self) -> bool:
         """Whether `columns()` names each value column of the most common row width (2 or more), rather
         than one name for all the values."""
-        counts = [len(v) for _, v in self.rows if v]
-        k = max(set(counts), key=counts.count) if counts else 1
+        k = self.value_width()
         return k > 1 and len(self.columns()) == k + 1
 
     def label_width(self) -> int:
@@ -233,8 +235,7 @@ class Table:
 
     def columns(self) -> list[str]:
         """Column names: label column first, then one per value column (or one for all values)."""
-        counts = [len(v) for _, v in self.rows if v]
-        k = max(set(counts), key=counts.count) if counts else 1
+        k = self.value_width()
         words = [h.split() for h in self.header]
         if words and all(len(w) in (k, k + 1) for w in words) and k > 1:
             # every header line names each value column (dodge2022: 'BERT BERT 6B ...' / 'finetune LM Transf. ...')
@@ -253,8 +254,8 @@ class Table:
         if self.segment and k > 1 and len(words) > 1 and len(words[0]) == k + 1 \
                 and sum(len(w) for w in words[1:]) < k:
             return words[0]  # the first line names every column; the few words under it cannot be aligned
-        if self.bracketed and k > 1 and len(self.bracketed_names()) == k:
-            return ["", *self.bracketed_names()]  # the rows' names have no column name of their own
+        if self.bracketed and k > 1 and len(names := self.bracketed_names()) == k:
+            return ["", *names]  # the rows' names have no column name of their own
         if len(flat) >= 2:
             return [flat[0], " ".join(flat[1:])]
         return [flat[0] if flat else "", ""]
@@ -304,12 +305,19 @@ def header_chunks(header: str) -> list[str]:
     return chunks
 
 
+def bracket_parts(header: str) -> list[str]:
+    """`header` cut after each bracket ("Power Usage (MWh) Water Consumption (kL)" -> two names), when
+    every piece ends in one; else []."""
+    parts = [p.strip() for p in re.split(r"(?<=\))\s+(?=[^\s(])", header) if p.strip()]
+    return parts if parts and all(p.endswith(")") for p in parts) else []
+
+
 def bracket_chunks(header: str) -> list[str]:
     """A header whose column names each end in a bracketed unit ("Model Energy Consumption(100
     input-300 output)(Wh) Energy Consumption(1k input-1k output)(Wh)") cut after each such bracket;
     the first word before the first name is the label column ("Model")."""
-    parts = [p.strip() for p in re.split(r"(?<=\))\s+(?=[^\s(])", header) if p.strip()]
-    if len(parts) < 2 or not all(p.endswith(")") for p in parts):
+    parts = bracket_parts(header)
+    if len(parts) < 2:
         return []
     first = parts[0].split(" ", 1)
     return [first[0], first[1], *parts[1:]] if len(first) == 2 and "(" not in first[0] else []
@@ -458,8 +466,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     title below it is a caption too, of the rows below the title (tree.ieee_captions). ``caption_gap``
     (tree.caption_gap_lines): a caption with no table right below it takes one that starts after up to
     this many footnote or page-number lines, which stay in the prose, when the header names each of its
-    value columns; rows may then end in a lone "-" (a missing value). Not in documents that caption their tables below them (the rows after a gap
-    there are the next table's). ``bracketed_columns`` (tree.bracketed_columns): see `Table.bracketed_fit`."""
+    value columns; rows may then end in a lone "-" (a missing value). Not in documents that caption their
+    tables below them (the rows after a gap there are the next table's). ``bracketed_columns`` (tree.bracketed_columns): see `Table.bracketed_fit`."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -488,13 +496,13 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
         cap_idx = set(range(i, end))
         above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, ieee_captions)
         below = _run(lines, end, 1, taken | cap_idx, ieee_captions)
-        dashes = False
-        if caption_gap and not below and side != -1 and sum(row_like(lines[k].text) for k in above) < 2:
+        n_up = sum(row_like(lines[k].text) for k in above)
+        dashes = False  # the rows below were found past a gap (their rows may end in a lone "-")
+        if caption_gap and not below and side != -1 and n_up < 2:
             start = _after_gap(lines, end, caption_gap, taken | cap_idx)
             if start > end:
                 below = _run(lines, start, 1, taken | cap_idx, ieee_captions, dash_fillers=True)
                 dashes = bool(below)
-        n_up = sum(row_like(lines[k].text) for k in above)
         n_down = sum(row_like(lines[k].text, dashes) for k in below)
         if min(n_up, n_down) >= 2 and side is not None:
             idx = above if side < 0 else below  # rows on both sides: the document's own habit decides
@@ -503,9 +511,9 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
         if len(idx) < 2:
             i = end
             continue
-        table = _table_from(lines, caption, idx, segment_header, dash_fillers=dashes and idx is below,
-                            bracketed=bracketed_columns)
-        if dashes and idx is below and not table.names_every_column():
+        past_gap = dashes and idx is below
+        table = _table_from(lines, caption, idx, segment_header, dash_fillers=past_gap, bracketed=bracketed_columns)
+        if past_gap and not table.names_every_column():
             i = end  # past a gap, only a table whose header names its columns (patterson2021 Table 4 does not)
             continue
         first = lines[min(idx[0], i)]
