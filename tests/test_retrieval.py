@@ -357,6 +357,23 @@ def test_table_trim_ties_keep_every_row_as_rich_as_the_best():
     assert build_context(tree, dense, [], ties, focus=one_best)[0].node_ids == ["d:sec1:p3:s2"]
 
 
+def test_table_trim_groups_keep_the_best_rows_namesakes_in_other_row_groups():
+    """retrieve.trim_table_groups: "Qwen (After optimization)" is the best row, and the "Qwen" row of the
+    group above it joins it past trim_table_tokens (a change between the groups needs both); other rows do not."""
+    md = ("Table 3: Carbon per inference.\n| Model | CO2 (kg) |\n|---|---|\n| Llama | 0.012 |\n| Qwen | 0.009 |\n"
+          "| Llama (After optimization) | 0.005 |\n| Qwen (After optimization) | 0.004 |")
+    tree = make_table_tree(md)
+    dense = [[("d:sec1:p3", 0.9)]]
+    focus = {t: 2.0 for t in tokenize("Qwen")} | {t: 1.0 for t in tokenize("after optimization")}
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=20,
+                       trim_table_groups=False)
+    assert build_context(tree, dense, [], p, focus=focus)[0].node_ids == ["d:sec1:p3:s4"]
+    groups = RetrieveParams(**{**p.__dict__, "trim_table_groups": True})
+    kept = build_context(tree, dense, [], groups, focus=focus)[0]
+    assert kept.node_ids == ["d:sec1:p3:s2", "d:sec1:p3:s4"]
+    assert "| Qwen | 0.009 |" in kept.text and "Llama" not in kept.text
+
+
 def test_table_trim_unit_keeps_the_row_that_names_the_answer_unit():
     """retrieve.trim_table_unit: in a table with one column per model, the row whose name writes the
     question's answer unit in brackets is kept before rows richer in question keywords."""

@@ -364,3 +364,119 @@ def test_bracketed_columns_leave_a_table_whose_names_would_keep_three_numbers():
         "Total 680k 459 813 159 843",
         PROSE_AFTER)
     assert find_tables(src, bracketed_columns=True) == find_tables(src)
+
+
+# zschache2025 Table B2: a two-level header ("single double ratio" under each of two bracketed group names)
+# and model names whose version and size numbers the row split takes for values
+ZSCHACHE_B2 = lines(
+    "Table B2: Comparison single vs. double node deployment, Capella system",
+    "Model",
+    "Duration (s)",
+    "Energy consumed (Wh)",
+    "single double ratio single double ratio",
+    "Llama 3.1 70B 161.59 304.77 1.89 48.60 94.88 1.95",
+    "Qwen 2.5 72B 164.44 308.16 1.87 48.66 95.70 1.97",
+    "Jamba Mini 1.5 78.61 113.88 1.45 17.42 29.81 1.71",
+    "DS Llama 70B 2543.47 6792.54 2.67 702.06 1899.86 2.71",
+    PROSE_AFTER,
+)
+
+
+def test_version_and_size_numbers_go_back_to_the_model_name():
+    src = lines(
+        "Table B4: Measurements of all models on the news dataset",
+        "Model Energy (Wh) Accuracy",
+        "Linear BoW <0.01 0.65",
+        "XGBoost Embedding 0.03 0.74",
+        "Llama 3.1 8B 4.31 0.71",
+        "Jamba Mini 1.5 9.34 0.78",
+        "DS Llama 70B 483.73 0.83",
+        PROSE_AFTER)
+    before = table_row_sentences(next(ln.text for ln in find_tables(src) if ln.kind == "table"))
+    assert "| Model: Llama |" in before[2]  # the split takes "3.1 8B" for values
+    rows = table_row_sentences(next(ln.text for ln in find_tables(src, name_numbers=True) if ln.kind == "table"))
+    assert "| Model: Llama 3.1 8B | Energy (Wh): 4.31 | Accuracy: 0.71" in rows[2]
+    assert "| Model: Jamba Mini 1.5 | Energy (Wh): 9.34 |" in rows[3]
+    assert "| Model: DS Llama 70B | Energy (Wh): 483.73 |" in rows[4]
+    assert "| Model: Linear BoW | Energy (Wh): <0.01 |" in rows[0]
+
+
+def test_plain_counts_and_tables_of_small_decimals_keep_their_values():
+    t = Table("Table 5: Instance allocations", ["Rate Solver L4 A10G Cost Savings"],
+              [("1 Mélange", ["1", "3.67", "N/A"]), ("H100-only", ["1", "7.516", "51.17%"]),
+               ("8 Mélange", ["1", "2", "1", "1", "13.906", "N/A"]), ("A100-Only", ["5", "18.35", "24.22%"])])
+    assert not t.name_numbers_fit()  # "1 2 1" are GPU counts, not a name's numbers
+    pue = Table("Table 2: PUE", ["Site 2019 2020 2021"],
+                [("A", ["1.2", "1.1", "1.1"]), ("B", ["1.5", "1.4", "1.3"]), ("C", ["1.6", "1.5", "1.5"])])
+    assert not pue.name_numbers_fit()
+    many = Table("Table 1", ["Model"], [("Gopher", ["2021"]), ("PaLM", ["2023"]), ("GLM", ["2023"]),
+                                        ("Params", ["175B", "280B", "540B", "130B", "70B", "101B"])])
+    assert not many.name_numbers_fit()  # five sizes in a row are values, not one name's
+
+
+def test_a_model_table_whose_every_row_has_name_numbers_takes_its_width_from_them():
+    t = next(ln.text for ln in find_tables(ZSCHACHE_B2, name_numbers=True) if ln.kind == "table")
+    assert "| Llama 3.1 70B | 161.59 304.77 1.89 48.60 94.88 1.95 |" in t  # under the glued header, one cell
+    assert "| DS Llama 70B | 2543.47 " in t and "| Jamba Mini 1.5 | 78.61 " in t
+
+
+def test_a_sub_header_repeated_under_group_names_names_each_column():
+    plain = next(ln.text for ln in find_tables(ZSCHACHE_B2, name_numbers=True) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(ZSCHACHE_B2, name_numbers=True, grouped_header=True) if ln.kind == "table")
+    assert md != plain
+    rows = table_row_sentences(md)
+    assert "| Model: Llama 3.1 70B | Duration (s) single: 161.59 | Duration (s) double: 304.77 | " \
+           "Duration (s) ratio: 1.89 | Energy consumed (Wh) single: 48.60 | Energy consumed (Wh) double: 94.88 | " \
+           "Energy consumed (Wh) ratio: 1.95" in rows[0]
+    assert "| Model: DS Llama 70B | Duration (s) single: 2543.47 |" in rows[3]
+
+
+def test_a_repeated_sub_header_without_one_group_name_per_repeat_is_not_used():
+    t = Table("Table 3", ["Model Duration (s) single double single double"],
+              [("A", ["1", "2", "3", "4"]), ("B", ["5", "6", "7", "8"])], grouped=True)
+    assert t.grouped_columns(4) is None  # one bracketed group name for two repeats
+    t.header = ["Model Duration (s) Energy (Wh) single double single double"]
+    assert t.grouped_columns(4) == ["Model", "Duration (s) single", "Duration (s) double",
+                                    "Energy (Wh) single", "Energy (Wh) double"]
+    assert t.grouped_columns(6) is None  # the repeats cover 4 columns, not 6
+
+
+# khan2025 Table III: the same five models before and after optimization, each group under its label lines
+KHAN_T3 = lines(
+    "TABLE III: Comparison of performance metrics and carbon emissions before and after optimization",
+    "Model Name Precision Recall F1 Accuracy CO2",
+    "(kg)",
+    "Llama 3.2 0.55 0.45 0.44 0.45 0.012",
+    "Qwen 0.77 0.79 0.76 0.79 0.009",
+    "After",
+    "Optimization",
+    "Llama 3.2 0.57 0.48 0.47 0.48 0.005",
+    "Qwen 0.80 0.81 0.80 0.81 0.004",
+    PROSE_AFTER,
+)
+
+
+def test_label_lines_between_rows_name_a_group_when_row_names_repeat():
+    plain = next(ln.text for ln in find_tables(KHAN_T3, name_numbers=True) if ln.kind == "table")
+    assert "| After Optimization Llama 3.2 |" in plain and "\n| Qwen | 0.80" in plain  # which Qwen is which?
+    md = next(ln.text for ln in find_tables(KHAN_T3, name_numbers=True, group_labels=True) if ln.kind == "table")
+    assert "| Llama 3.2 (After Optimization) | 0.57" in md
+    assert "| Qwen (After Optimization) | 0.80 0.81 0.80 0.81 0.004 |" in md
+    assert "| Qwen | 0.77" in md  # the rows above the first label lines keep their names
+
+
+def test_label_lines_without_repeated_names_begin_the_next_row_name():
+    # strubell2019 Table 1: "Training one model (GPU)" above rows that name nothing seen before
+    assert find_tables(STRUBELL_T1, group_labels=True) == find_tables(STRUBELL_T1)
+    src = lines(
+        "Table 2: Rows whose own names are empty",
+        "Method Cost",
+        "Owned 3.0 0.47",
+        "1.2 0.4",
+        "Amortized hardware",
+        "2.5 0.40",
+        "1.1 0.3",
+        PROSE_AFTER)
+    md = next(ln.text for ln in find_tables(src, group_labels=True) if ln.kind == "table")
+    assert "| Amortized hardware | 2.5 | 0.40 |" in md  # an empty name repeats no name
+    assert "(Amortized hardware)" not in md

@@ -36,6 +36,8 @@ class RetrieveParams:
     trim_table_tokens: int = 80
     # rows as rich in question keywords as the best row all stay, past trim_table_tokens (before/after rows)
     trim_table_ties: bool = True
+    # the best row's namesakes in the table's other row groups ("Qwen (After Optimization ...)") stay with it
+    trim_table_groups: bool = True
     # a row whose name writes the answer unit in brackets ("Energy (kWh)") is kept first
     # (tables with one column per model)
     trim_table_unit: bool = True

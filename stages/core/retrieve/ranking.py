@@ -321,7 +321,8 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     a row whose name writes the question's answer unit in brackets ("Cost parity (# inferences)")
     comes first: in a table with one column per model, the unit names the row that answers. With
     `trim_table_abbreviations`, a row named by an abbreviation its caption defines ("P&R") also
-    counts the words it stands for ("Pause and Resume") as its keywords."""
+    counts the words it stands for ("Pause and Resume") as its keywords. With `trim_table_groups`, the
+    rows of the best row's name in the table's other row groups join it past the limit."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
     if (u.media != "table" or para is None or tree[para].level != "paragraph"
             or _tokens(u.text, p) <= p.trim_table_tokens):
@@ -347,9 +348,19 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
         keep.append(k)
     if not keep:
         return u
+    if p.trim_table_groups and cells[keep[0]]:
+        # the best row's namesakes in the table's other row groups join it ("Qwen" and "Qwen (After
+        # Optimization ...)", tree.group_labels): a change between the groups needs both
+        name = _ungrouped(cells[keep[0]][0])
+        keep += [k for k, c in enumerate(cells) if k not in keep and c and name and _ungrouped(c[0]) == name]
     u.node_ids = [rows[k] for k in sorted(keep)]
     u.text = table_block(tree[para].text, sorted(keep))
     return u
+
+
+def _ungrouped(name: str) -> str:
+    """A row's name without the row group tree.group_labels puts after it in brackets."""
+    return re.sub(r"\s*\([^()]*\)$", "", name.strip())
 
 
 def _cut(text: str, budget: int, p: RetrieveParams) -> str:

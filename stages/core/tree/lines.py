@@ -33,6 +33,9 @@ class TreeParams:
     ieee_captions: bool = True  # a bare "TABLE IV" line with its title below is a caption of the rows below it
     caption_gap_lines: int = 3  # footnote / page-number lines skipped between a caption and its table below
     bracketed_columns: bool = True  # a header of bracketed names sets the value columns (tables.Table.bracketed_fit)
+    name_numbers: bool = True  # "Llama | 3.1 8B 4.31 ..." is "Llama 3.1 8B" (tables.Table.name_numbers_fit)
+    grouped_header: bool = True  # a sub-header repeated under group names names each column (Table.grouped_columns)
+    group_labels: bool = True  # label lines between rows name the rows below them (tables._label_groups)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError

@@ -45,6 +45,9 @@ _PROSE_WORDS = {"the", "a", "an", "of", "and", "to", "in", "is", "are", "for", "
 _HEADING = re.compile(r"^\d{1,2}(?:\.\d{1,2})*\.?\s+[A-Z][a-z]+(?:\s+[A-Za-z]+)*$")  # '2.1 Setup'
 # IEEE's caption: a bare "TABLE IV" line, the title on the lines after it (often in capitals), the table below
 IEEE_CAPTION = re.compile(r"^TABLE\s+(?:[IVXL]+|\d+)\s*$")
+# a number that belongs to a model's name: a size ("8B", "70B", "1.3B", "560M") or a one-digit version ("3.1")
+_NAME_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)?[BM]|\d\.\d)$")
+MAX_NAME_NUMBERS = 2  # "Llama 3.1 8B"; five sizes in a row (li2025a's transposed "Params 175B 280B ...") are values
 MAX_CAPTION_LINES = 6
 MAX_HEADER_LINES = 24  # li2025b's water table has a header of 22 one-word lines
 CAPTION_CHARS_IN_ROW = 160  # the caption a row sentence repeats is cut here (the table node keeps all of it)
@@ -175,6 +178,67 @@ class Table:
     # sets the number of value columns; durations ("7 yrs, 10 mo") are cells; numbers in a row's name
     # ("OLMo 2 13B") go back to the name (`bracketed_fit`)
     bracketed: bool = False
+    # tree.grouped_header: a header that ends in the same sub-header repeated under each group name
+    # ("Duration (s) Energy consumed (Wh) single double ratio single double ratio") names each value column
+    # by its group and sub-header (`grouped_columns`)
+    grouped: bool = False
+    # tree.name_numbers: a model's version and size numbers belong to its row's name (`name_numbers_fit`)
+    name_numbers: bool = False
+
+    def grouped_columns(self, k: int) -> list[str] | None:
+        """Column names from a two-level header: words that repeat g times at its end ("single double ratio",
+        "NOx SO2 PM2.5 VOC"), one value column each, under g bracketed group names before them ("Duration (s)",
+        "Energy consumed (Wh)"); the first group's leading word chunk names the row labels ("Model"). None
+        unless the repeats cover exactly the k value columns and the group names count g."""
+        words = " ".join(self.header).split()
+        for g in (2, 3, 4):
+            n = k // g
+            if k % g or n < 2 or len(words) <= k:
+                continue
+            sub = words[-n:]
+            if words[-k:] != sub * g:
+                continue
+            groups = bracket_parts(" ".join(words[:-k]))
+            if len(groups) != g:
+                continue
+            first = header_chunks(groups[0])
+            label = first[0] if len(first) > 1 else ""
+            groups[0] = " ".join(first[1:]) if label else groups[0]
+            return [label, *(f"{grp} {s}" for grp in groups for s in sub)]
+        return None
+
+    def name_numbers_fit(self) -> bool:
+        """Version and size numbers at the start of a row's values given back to its name ("Llama | 3.1 8B
+        4.31 0.71" is "Llama 3.1 8B" with two values) when the row has more values than the table's common
+        width: the most common number of values in the rows whose values start with no such number. A name
+        number is a model size ("8B", "1.3B", "560M") or a one-digit version ("3.1", "2.5"), at most
+        MAX_NAME_NUMBERS of them; plain integers ("1 2 1" GPU counts, griggs2024) never move. Returns whether
+        any row changed."""
+        def lead(values: list[str]) -> int:
+            n = 0
+            while n < len(values) - 1 and _NAME_NUMBER.match(values[n]):
+                n += 1
+            return n
+        rows = [v for _, v in self.rows if v]
+        if not rows:
+            return False
+        widths = [len(v) for v in rows if not lead(v)]
+        if widths and len(widths) * 3 >= len(rows):
+            k = max(set(widths), key=widths.count)
+        else:  # nearly every row starts with a name number (zschache2025 Table B2): when every row has the
+            # same width without them, and half of them name a size, that is the width ("1.1 1.2 1.5" PUEs stay)
+            bare = {len(v) - min(lead(v), MAX_NAME_NUMBERS) for v in rows}
+            sized = sum(any(_NAME_NUMBER.match(t) and t[-1] in "BM" for t in v[:lead(v)]) for v in rows)
+            if len(bare) != 1 or sized * 2 < len(rows):
+                return False
+            k = bare.pop()
+        changed = False
+        for i, (label, values) in enumerate(self.rows):
+            extra = len(values) - k
+            if 0 < extra <= MAX_NAME_NUMBERS and label and lead(values) >= extra:
+                self.rows[i] = (f"{label} {' '.join(values[:extra])}", values[extra:])
+                changed = True
+        return changed
 
     def bracketed_names(self) -> list[str]:
         """The header cut after each bracket, when every piece ends in one (else [])."""
@@ -221,7 +285,9 @@ class Table:
         k value columns: one label column and k names, or one name per row-label word and k names."""
         chunks = header_chunks(" ".join(self.header))
         labels = [label.split() for label, v in self.rows if v and label]
-        if k < 2 or not chunks or sum(any(_numeric(t) for t in w) for w in labels) * 2 > len(labels):
+        def hides_value(t: str) -> bool:  # a model's version or size in its name ("Llama 3.1 8B") hides none
+            return _numeric(t) and not (self.name_numbers and _NAME_NUMBER.match(t))
+        if k < 2 or not chunks or sum(any(hides_value(t) for t in w) for w in labels) * 2 > len(labels):
             return None  # numbers in the row labels ("LLaMA-33B 64.7 GB"): a value column hides there
         if len(chunks) == k + 1:
             return chunks
@@ -236,6 +302,8 @@ class Table:
     def columns(self) -> list[str]:
         """Column names: label column first, then one per value column (or one for all values)."""
         k = self.value_width()
+        if self.grouped and (named := self.grouped_columns(k)):
+            return named
         words = [h.split() for h in self.header]
         if words and all(len(w) in (k, k + 1) for w in words) and k > 1:
             # every header line names each value column (dodge2022: 'BERT BERT 6B ...' / 'finetune LM Transf. ...')
@@ -420,13 +488,18 @@ def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
 
 
 def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True,
-                dash_fillers: bool = False, bracketed: bool = False) -> Table:
-    t = Table(caption, segment=segment, bracketed=bracketed)
+                dash_fillers: bool = False, bracketed: bool = False, name_numbers: bool = False,
+                grouped: bool = False, group_labels: bool = False) -> Table:
+    t = Table(caption, segment=segment, bracketed=bracketed, grouped=grouped, name_numbers=name_numbers)
     pending: list[str] = []
+    starts: list[tuple[int, str]] = []  # with group_labels: (row, the label lines right above it)
     pieces = (unglued(lines[i].text) if segment else [lines[i].text] for i in idx)
     for text in (piece for row in pieces for piece in row):
         if row_like(text, dash_fillers):
             label, values = split_row(text, join_plus_minus=segment, durations=bracketed)
+            if pending and group_labels:
+                starts.append((len(t.rows), " ".join(pending)))
+                pending = []
             t.rows.append((" ".join([*pending, label]).strip(), values))
             pending = []
         elif not t.rows:
@@ -436,8 +509,29 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool =
     if pending:
         t.rows.append((" ".join(pending), []))
     if bracketed and not t.bracketed_fit():
-        return _table_from(lines, caption, idx, segment, dash_fillers)  # the header does not confirm: as before
+        # the header does not confirm: as before
+        return _table_from(lines, caption, idx, segment, dash_fillers, name_numbers=name_numbers, grouped=grouped,
+                           group_labels=group_labels)
+    if name_numbers and not bracketed:
+        t.name_numbers_fit()
+    _label_groups(t, starts)
     return t
+
+
+def _label_groups(t: Table, starts: list[tuple[int, str]]) -> None:
+    """Label lines between a table's rows ("After Optimization Metrics following quantization ...") name a
+    group of rows when the row below them has a name and a row name after them repeats one above them
+    (khan2025 Table III lists the same five models before and after optimization): each row of the group, up
+    to the next such lines, gets the group in brackets ("Qwen (After Optimization ...)"). Otherwise they
+    begin the name of the row below them, as without tree.group_labels."""
+    ends = [i for i, _ in starts[1:]] + [len(t.rows)]
+    for (i, text), end in zip(starts, ends):
+        above = {label for label, _ in t.rows[:i] if label}
+        if i > 0 and t.rows[i][0] and any(label in above for label, _ in t.rows[i:end]):
+            t.rows[i:end] = [(f"{label} ({text})" if label else text, values) for label, values in t.rows[i:end]]
+        else:
+            label, values = t.rows[i]
+            t.rows[i] = (f"{text} {label}".strip(), values)
 
 
 def _caption_side(lines: list[Line]) -> int | None:
@@ -458,7 +552,8 @@ def _caption_side(lines: list[Line]) -> int | None:
 
 
 def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False,
-                caption_gap: int = 0, bracketed_columns: bool = False) -> list[Line]:
+                caption_gap: int = 0, bracketed_columns: bool = False, name_numbers: bool = False,
+                grouped_header: bool = False, group_labels: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
@@ -467,7 +562,10 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     (tree.caption_gap_lines): a caption with no table right below it takes one that starts after up to
     this many footnote or page-number lines, which stay in the prose, when the header names each of its
     value columns; rows may then end in a lone "-" (a missing value). Not in documents that caption their
-    tables below them (the rows after a gap there are the next table's). ``bracketed_columns`` (tree.bracketed_columns): see `Table.bracketed_fit`."""
+    tables below them (the rows after a gap there are the next table's). ``bracketed_columns``
+    (tree.bracketed_columns): see `Table.bracketed_fit`; ``name_numbers`` (tree.name_numbers): see
+    `Table.name_numbers_fit`; ``grouped_header`` (tree.grouped_header): see `Table.grouped_columns`;
+    ``group_labels`` (tree.group_labels): see `_label_groups`."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -512,7 +610,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
             i = end
             continue
         past_gap = dashes and idx is below
-        table = _table_from(lines, caption, idx, segment_header, dash_fillers=past_gap, bracketed=bracketed_columns)
+        table = _table_from(lines, caption, idx, segment_header, dash_fillers=past_gap, bracketed=bracketed_columns,
+                            name_numbers=name_numbers, grouped=grouped_header, group_labels=group_labels)
         if past_gap and not table.names_every_column():
             i = end  # past a gap, only a table whose header names its columns (patterson2021 Table 4 does not)
             continue
