@@ -480,3 +480,22 @@ def test_label_lines_without_repeated_names_begin_the_next_row_name():
     md = next(ln.text for ln in find_tables(src, group_labels=True) if ln.kind == "table")
     assert "| Amortized hardware | 2.5 | 0.40 |" in md  # an empty name repeats no name
     assert "(Amortized hardware)" not in md
+
+
+def test_rows_under_a_long_run_of_short_lines_keep_the_line_right_above_as_header():
+    # zschache2025 Table B1 (captioned below): its header sits under 25 letter-spaced prompt lines
+    src = lines(
+        PROSE_BEFORE,
+        *[f"c o n t e n t {chr(97 + i)}" for i in range(26)],
+        "Model GPUs Energy (Wh) Accuracy",
+        "Linear BoW 1 <0.01 0.43",
+        "Llama 3.1 8B 1 5.86 0.35",
+        "DS Llama 70B 2 702.06 0.46",
+        "Table B1: Measurements of all models on the FKTG dataset",
+        PROSE_AFTER)
+    before = next(ln.text for ln in find_tables(src) if ln.kind == "table")
+    assert "Model GPUs" not in before  # the header was lost with the long run above it
+    md = next(ln.text for ln in find_tables(src, nearest_header=True) if ln.kind == "table")
+    assert md.splitlines()[1] == "| Model | GPUs | Energy (Wh) | Accuracy |"
+    assert sum(ln.kind == "table" for ln in find_tables(src, nearest_header=True)) == 1
+    assert any(ln.text == "c o n t e n t z" for ln in find_tables(src, nearest_header=True))  # prose stays

@@ -211,7 +211,8 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
             doc.lines = find_tables(doc.lines, segment_header=params.table_columns == "segment",
                                     ieee_captions=params.ieee_captions, caption_gap=params.caption_gap_lines,
                                     bracketed_columns=params.bracketed_columns, name_numbers=params.name_numbers,
-                                    grouped_header=params.grouped_header, group_labels=params.group_labels)
+                                    grouped_header=params.grouped_header, group_labels=params.group_labels,
+                                    nearest_header=params.nearest_header)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

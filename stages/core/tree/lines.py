@@ -36,6 +36,7 @@ class TreeParams:
     name_numbers: bool = True  # "Llama | 3.1 8B 4.31 ..." is "Llama 3.1 8B" (tables.Table.name_numbers_fit)
     grouped_header: bool = True  # a sub-header repeated under group names names each column (Table.grouped_columns)
     group_labels: bool = True  # label lines between rows name the rows below them (tables._label_groups)
+    nearest_header: bool = True  # rows under a too-long run of short lines keep the line right above as header
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError

@@ -428,7 +428,7 @@ def _ieee_caption_end(lines: list[Line], i: int) -> int:
 
 
 def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool = False,
-         dash_fillers: bool = False) -> list[int]:
+         dash_fillers: bool = False, nearest_header: bool = False) -> list[int]:
     """Indices of the table lines next to a caption, walking from `start` by `step` (+1 down, -1 up):
     row-like lines and short label lines, until prose, another caption (``ieee``: a bare "TABLE IV"
     line too) or a used line."""
@@ -448,6 +448,8 @@ def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool =
         elif step > 0 and not rows and len(out) >= MAX_HEADER_LINES:
             return []  # a long run of short lines and no row: not a table
         elif step < 0 and rows and not _header_above(lines, j, taken):
+            if nearest_header and out and row_like(lines[out[-1]].text, dash_fillers):
+                out.append(j)  # the line right above the rows still heads them (tree.nearest_header)
             break  # going up: labels above the rows are the header, up to a prose line
         out.append(j)
         j += step
@@ -553,7 +555,8 @@ def _caption_side(lines: list[Line]) -> int | None:
 
 def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False,
                 caption_gap: int = 0, bracketed_columns: bool = False, name_numbers: bool = False,
-                grouped_header: bool = False, group_labels: bool = False) -> list[Line]:
+                grouped_header: bool = False, group_labels: bool = False,
+                nearest_header: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
@@ -565,7 +568,9 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     tables below them (the rows after a gap there are the next table's). ``bracketed_columns``
     (tree.bracketed_columns): see `Table.bracketed_fit`; ``name_numbers`` (tree.name_numbers): see
     `Table.name_numbers_fit`; ``grouped_header`` (tree.grouped_header): see `Table.grouped_columns`;
-    ``group_labels`` (tree.group_labels): see `_label_groups`."""
+    ``group_labels`` (tree.group_labels): see `_label_groups`. ``nearest_header`` (tree.nearest_header): rows
+    under a run of more than MAX_HEADER_LINES short lines (zschache2025 Table B1, under a letter-spaced prompt)
+    keep the line right above them as their header, where before they had none."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -592,7 +597,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
             i = end
             continue
         cap_idx = set(range(i, end))
-        above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, ieee_captions)
+        above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, ieee_captions,
+                                     nearest_header=nearest_header)
         below = _run(lines, end, 1, taken | cap_idx, ieee_captions)
         n_up = sum(row_like(lines[k].text) for k in above)
         dashes = False  # the rows below were found past a gap (their rows may end in a lone "-")
