@@ -164,6 +164,19 @@ def unglued(text: str) -> list[str]:
     return [p.strip() for p in _GLUED_ROW.sub(lambda m: m.group(1) + "\n", text).split("\n") if p.strip()]
 
 
+def _most_common(counts: list[int]) -> int:
+    """The most common of some counts (the first seen among equals)."""
+    return max(set(counts), key=counts.count)
+
+
+def _name_takes(label: str, values: list[str], k: int) -> tuple[str, list[str]]:
+    """A row cut to its last k values, the values before them given back to its name ("OLMo | 2 13B 230"
+    with k=1 is "OLMo 2 13B | 230"); the row as it is when it has k values or fewer."""
+    if len(values) <= k:
+        return label, values
+    return " ".join([label, *values[: len(values) - k]]).strip(), values[len(values) - k:]
+
+
 @dataclass
 class Table:
     """A table found in text: caption, header lines and rows as (label, values)."""
@@ -224,7 +237,7 @@ class Table:
             return False
         widths = [len(v) for v in rows if not lead(v)]
         if widths and len(widths) * 3 >= len(rows):
-            k = max(set(widths), key=widths.count)
+            k = _most_common(widths)
         else:  # nearly every row starts with a name number (zschache2025 Table B2): when every row has the
             # same width without them, and half of them name a size, that is the width ("1.1 1.2 1.5" PUEs stay)
             bare = {len(v) - min(lead(v), MAX_NAME_NUMBERS) for v in rows}
@@ -236,7 +249,7 @@ class Table:
         for i, (label, values) in enumerate(self.rows):
             extra = len(values) - k
             if 0 < extra <= MAX_NAME_NUMBERS and label and lead(values) >= extra:
-                self.rows[i] = (f"{label} {' '.join(values[:extra])}", values[extra:])
+                self.rows[i] = _name_takes(label, values, k)
                 changed = True
         return changed
 
@@ -255,14 +268,13 @@ class Table:
             return False
         if sum(len(v) > k + 2 for v in rows) * 2 >= len(rows):
             return False
-        self.rows = [((" ".join([label, *v[: len(v) - k]]).strip(), v[len(v) - k:]) if len(v) > k else (label, v))
-                     for label, v in self.rows]
+        self.rows = [_name_takes(label, v, k) for label, v in self.rows]
         return True
 
     def value_width(self) -> int:
         """The most common number of values in a row (1 for a table without values)."""
         counts = [len(v) for _, v in self.rows if v]
-        return max(set(counts), key=counts.count) if counts else 1
+        return _most_common(counts) if counts else 1
 
     def names_every_column(self) -> bool:
         """Whether `columns()` names each value column of the most common row width (2 or more), rather
@@ -276,7 +288,7 @@ class Table:
         counts = [len(label.split()) for label, v in self.rows if v and label]
         if len(counts) < 2:
             return 0
-        w = max(set(counts), key=counts.count)
+        w = _most_common(counts)
         return w if counts.count(w) >= 0.8 * len(counts) else 0
 
     def segmented_columns(self, k: int) -> list[str] | None:
@@ -499,10 +511,11 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool =
     for text in (piece for row in pieces for piece in row):
         if row_like(text, dash_fillers):
             label, values = split_row(text, join_plus_minus=segment, durations=bracketed)
-            if pending and group_labels:
+            if pending and group_labels:  # a group's label or the start of this row's name: `_label_groups`
                 starts.append((len(t.rows), " ".join(pending)))
-                pending = []
-            t.rows.append((" ".join([*pending, label]).strip(), values))
+            else:
+                label = " ".join([*pending, label]).strip()
+            t.rows.append((label, values))
             pending = []
         elif not t.rows:
             t.header.append(text)
