@@ -374,6 +374,27 @@ def test_table_trim_groups_keep_the_best_rows_namesakes_in_other_row_groups():
     assert "| Qwen | 0.009 |" in kept.text and "Llama" not in kept.text
 
 
+def test_table_trim_cover_adds_the_row_with_question_keywords_no_kept_row_has():
+    """retrieve.trim_table_cover: a sum of "training plus finetuning energy" keeps the finetuning row
+    (richest in keywords) and the training row (brings "training"), not the row that adds nothing."""
+    from stages.core.retrieve.ranking import covering_rows
+
+    md = ("Table 5: Energy of the models.\n| | M7 | M3 |\n|---|---|---|\n| Training energy (kWh) | 51,686 | 25,497 |\n"
+          "| Finetuning energy (kWh) | 7,571 | 3,242 |\n| Inference energy (kWh) | 0.0001 | 0.00007 |")
+    tree = make_table_tree(md)
+    dense = [[("d:sec1:p3", 0.9)]]
+    focus = {t: 2.0 for t in tokenize("finetuning")} | {t: 1.0 for t in tokenize("training energy")}
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=20)
+    assert build_context(tree, dense, [], p, focus=focus)[0].node_ids == ["d:sec1:p3:s2"]
+    cover = RetrieveParams(**{**p.__dict__, "trim_table_cover": 2})
+    kept = build_context(tree, dense, [], cover, focus=focus)[0]
+    assert kept.node_ids == ["d:sec1:p3:s1", "d:sec1:p3:s2"]  # "Inference energy" adds no new keyword
+    assert "51,686" in kept.text and "0.0001" not in kept.text
+    rows = ["Training energy", "Finetuning energy", "Inference energy"]
+    assert covering_rows(rows, [1], focus, 0) == []
+    assert covering_rows(rows, [0, 1], focus, 1) == []  # everything asked is covered
+
+
 def test_table_trim_unit_keeps_the_row_that_names_the_answer_unit():
     """retrieve.trim_table_unit: in a table with one column per model, the row whose name writes the
     question's answer unit in brackets is kept before rows richer in question keywords."""

@@ -38,6 +38,9 @@ class RetrieveParams:
     trim_table_ties: bool = True
     # the best row's namesakes in the table's other row groups ("Qwen (After Optimization ...)") stay with it
     trim_table_groups: bool = True
+    # at most this many more rows join a trimmed table past trim_table_tokens, each bringing question
+    # keywords no kept row has ("training" beside "finetuning" for a sum of both); 0 = none
+    trim_table_cover: int = 0
     # a row whose name writes the answer unit in brackets ("Energy (kWh)") is kept first
     # (tables with one column per model)
     trim_table_unit: bool = True

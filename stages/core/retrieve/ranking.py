@@ -322,7 +322,8 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     comes first: in a table with one column per model, the unit names the row that answers. With
     `trim_table_abbreviations`, a row named by an abbreviation its caption defines ("P&R") also
     counts the words it stands for ("Pause and Resume") as its keywords. With `trim_table_groups`, the
-    rows of the best row's name in the table's other row groups join it past the limit."""
+    rows of the best row's name in the table's other row groups join it past the limit; with
+    `trim_table_cover`, up to that many rows bringing question keywords no kept row has."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
     if (u.media != "table" or para is None or tree[para].level != "paragraph"
             or _tokens(u.text, p) <= p.trim_table_tokens):
@@ -332,8 +333,8 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     if len(rows) < 2 or len(rows) != len(cells):
         return u
     spelled = _spelled_out(caption) if p.trim_table_abbreviations else {}
-    gains = [keyword_gain(" ".join([*c, *(long for a, long in spelled.items() if c and a.search(c[0]))]), focus)
-             for c in cells]
+    row_texts = [" ".join([*c, *(long for a, long in spelled.items() if c and a.search(c[0]))]) for c in cells]
+    gains = [keyword_gain(t, focus) for t in row_texts]
     named = [p.trim_table_unit and unit is not None and bool(c) and labels_unit(c[0], unit) for c in cells]
     if max(gains) <= min(gains) and not any(named):
         return u
@@ -353,9 +354,27 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
         # Optimization ...)", tree.group_labels): a change between the groups needs both
         name = _ungrouped(cells[keep[0]][0])
         keep += [k for k, c in enumerate(cells) if k not in keep and c and name and _ungrouped(c[0]) == name]
+    keep += covering_rows(row_texts, keep, focus, p.trim_table_cover)
     u.node_ids = [rows[k] for k in sorted(keep)]
     u.text = table_block(tree[para].text, sorted(keep))
     return u
+
+
+def covering_rows(row_texts: list[str], keep: list[int], focus: dict[str, float], most: int) -> list[int]:
+    """Up to `most` rows not in `keep`, each adding the weightiest question keywords that no kept
+    row has (a sum of "training plus finetuning energy" needs both rows; the best row has one)."""
+    found = [question_keywords(t, focus) for t in row_texts]
+    covered = set().union(*(found[k] for k in keep))
+    extra: list[int] = []
+    for _ in range(most):
+        gain = {k: sum(focus[t] for t in found[k] - covered) for k in range(len(row_texts))
+                if k not in keep and k not in extra}
+        best = max(gain, key=lambda k: (gain[k], -k), default=None)
+        if best is None or gain[best] <= 0:
+            break
+        extra.append(best)
+        covered |= found[best]
+    return extra
 
 
 def _ungrouped(name: str) -> str:
