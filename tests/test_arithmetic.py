@@ -201,3 +201,29 @@ def test_a_runaway_operand_becomes_the_stated_number_with_its_leading_digits():
          "amortized hardware CapEx plus energy cost?")
     value, _ = compute("ratio", 800, 4e15, q, "multiplier", [text], [], 2, True)
     assert value == pytest.approx(20.0)
+
+
+def test_a_second_operand_left_at_zero_is_the_number_stated_beside_the_first():
+    """answer.fill_missing_operand: asked how much storage grew, the 1.5B copies 445 MW and writes b = 0;
+    the unit states "1.3 GW ... up from 445 megawatts" (dev d108), and "28 gigawatts" further away."""
+    from stages.core.answer.arithmetic import asks_two_numbers, missing_operand
+
+    amazon = ("more than 28 gigawatts (GW) of carbon-free energy capacity, up from 401 projects in 2022 "
+              "1.3 GW Energy storage capacity, up from 445 megawatts (MW) in 2022 $12B Economic value")
+    units = [ContextBlock("amazon2023", amazon)]
+    grow = "By how many megawatts did Amazon's energy storage capacity grow from 2022 to 2023?"
+    reply = {"units": [1], "operation": "difference", "a": 445, "b": 0}
+    assert reader.read_reply("numeric", "MW", reply, units, question=grow).value == "445"  # off: b stays 0
+    r = reader.read_reply("numeric", "MW", reply, units, question=grow, fill_missing_operand=True)
+    assert (r.value, r.grounded) == ("855", True)  # 1.3 GW (nearest 445) is 1300 MW; stated, so grounded
+    # a sum the wording asks for, its second number in another pointed unit: the one number in GPU hours there
+    pre = "JetMoE-8B is trained with less than $0.1 million, using 1.25T tokens and 30,000 H100 GPU hours."
+    post = "The key hyperparameters are a batch size of 128 and 3 epochs. The entire alignment process takes 60 H100 GPU hours."
+    assert missing_operand(30000, "GPU hours", [pre, post]) == 60
+    assert asks_two_numbers("sum", "Adding the pretraining and the alignment compute, how many GPU hours?", "GPU hours")
+    # refused: the wording asks for no second number (a conversion), no unit family, two candidates far from a
+    miles = "The cars have logged more than 1,500,000 miles (300,000 miles without an accident)."
+    assert not asks_two_numbers("difference", "Converted to kilometers, what is that distance?", "km")
+    assert missing_operand(4.1, "multiplier", ["a factor of 4.1 against 1.2"]) is None
+    assert missing_operand(5, "MW", [miles, "plants of 20 MW and 30 MW"]) is None
+    assert missing_operand(30000, "GPU hours", [pre, "it took 60 GPU hours, then 90 GPU hours"]) is None

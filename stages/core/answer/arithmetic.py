@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from typing import get_args, Literal
 
 from stages.core.answer.restate import mentions, restate, significant_digits
+from stages.core.index.keywords import STOP_WORDS
+from stages.core.index.vocab import unit_family_spellings
 
 Operation = Literal["none", "difference", "sum", "ratio", "percent_change", "product"]
 OPERATIONS: tuple[str, ...] = get_args(Operation)
@@ -40,6 +42,11 @@ _ASKS_RATIO = re.compile(r"\bhow many times\b|\bby what factor\b|\bwhat factor\b
 _ASKS_DIFFERENCE = re.compile(
     r"\bhow (?:many|much) (?:more|fewer|less|cheaper|lower|higher|larger|smaller|greater|longer|shorter|faster|"
     r"slower)\b|\bby how (?:many|much)\b", re.IGNORECASE)
+
+
+# a sum the wording asks for: "Adding the pretraining compute and the alignment compute" (dev d412)
+_ASKS_SUM = re.compile(r"\b(?:adding|add up|combined|sum of|plus|together)\b", re.IGNORECASE)
+_NUMBER_TEXT = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\d,]*\.\d)")
 
 
 # a range of multipliers as a text states it: "10–15 times", "between 130 and 1500 times less", "2-3x", "4 to 5-fold"
@@ -103,6 +110,47 @@ def unrunaway(x: float, other: float, pointed: Sequence[str], others: Sequence[s
             ref = abs(other) if other else 1.0
             return min(found, key=lambda d: abs(math.log10(abs(d)) - math.log10(ref)))
     return x
+
+
+def asks_two_numbers(operation: str, question: str, unit: str) -> bool:
+    """Whether the question's wording itself asks for the two-number operation the model named: a
+    difference, ratio or percent change it names (`operation_asked`), or a sum ("adding", "combined")."""
+    if operation == "sum":
+        return bool(_ASKS_SUM.search(question))
+    return operation in ("difference", "ratio", "percent_change") and operation_asked(question, unit) is not None
+
+
+def missing_operand(a: float, unit: str, pointed: Sequence[str]) -> float | None:
+    """The second operand a reply left at 0, as the pointed units write it: the number they state in the
+    answer unit's family ("1.3" of "1.3 GW" for MW, "60 H100 GPU hours" for GPU hours) other than a, the
+    one nearest a in the unit that states a; elsewhere only when it is the one such number. None when no
+    unit or several numbers could be meant. Asked "by how many MW did storage grow", the 1.5B copies
+    445 MW and writes b = 0 beside "1.3 GW ... up from 445 megawatts" (dev d108)."""
+    spellings = sorted((s for s in unit_family_spellings(unit) if s.lower() not in STOP_WORDS), key=len, reverse=True)
+    if not spellings:
+        return None
+    stated = re.compile(rf"(\d[\d,]*(?:\.\d+)?)\s*(?:[A-Za-z][\w-]*\s+){{0,2}}?(?:{'|'.join(map(re.escape, spellings))})\b")
+    va = restate(a, pointed, (), unit)
+    near: list[tuple[int, float]] = []  # (distance to a in a's unit, number as written)
+    far: dict[float, float] = {}  # value in the answer unit -> number as written
+    for text in pointed:
+        at_a = [m.start() for m in _NUMBER_TEXT.finditer(text) if _value(m.group()) == a]
+        for m in stated.finditer(text):
+            written = _value(m.group(1))
+            v = restate(written, [m.group()], (), unit)  # in the answer unit: "1.3 GW" is 1300 MW
+            if v == 0 or math.isclose(v, va, rel_tol=1e-6):
+                continue
+            if at_a:
+                near.append((min(abs(m.start() - p) for p in at_a), written))
+            else:
+                far.setdefault(v, written)
+    if near:
+        return min(near)[1]
+    return next(iter(far.values())) if len(far) == 1 else None
+
+
+def _value(number: str) -> float:
+    return float(number.replace(",", ""))
 
 
 def rounded(v: float, decimals: int) -> float:

@@ -36,6 +36,9 @@ class AnswerParams:
     operation_from_wording: bool = True
     # operation: a ratio whose operands are the ends of a stated range of multipliers ("10–15 times") is that range
     times_ranges: bool = True
+    # operation: a b of 0 for a two-number operation the wording asks for ("by how many MW did it grow",
+    # "adding") is the number the pointed units state in the answer unit's family beside a
+    fill_missing_operand: bool = True
     # question kinds the typed reader answers; the others keep the free reader
     typed_kinds: list[str] = field(default_factory=lambda: ["true_false", "numeric", "range", "text", "explain"])
     # where the kind and unit come from the question alone (kinds.question_type): auto = where the questions

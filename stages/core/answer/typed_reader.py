@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stages.core.answer.arithmetic import (OPERATIONS, compute, operation_asked, rounded_conversion, stated_times_range,
-                                           unrunaway)
+from stages.core.answer.arithmetic import (OPERATIONS, asks_two_numbers, compute, missing_operand, operation_asked,
+                                           rounded_conversion, stated_times_range, unrunaway)
 from stages.core.answer.grounding import eval_arithmetic, grounded_number, numbers_in
 from stages.core.answer.kinds import Kind
 from stages.core.answer.names import tidy_name
@@ -247,7 +247,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                narrow_pointers: bool = True, explain_min_words: int = EXPLAIN_MIN_WORDS,
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
                operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False,
-               tf_threshold: float = 0.5, precise_numbers: bool = False, times_ranges: bool = False) -> Reading:
+               tf_threshold: float = 0.5, precise_numbers: bool = False, times_ranges: bool = False,
+               fill_missing_operand: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -302,7 +303,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                                       expression=f"{lo:g} to {hi:g} times, as stated"), units,
                               lambda text: stated_times_range(lo, hi, [text]) is not None, evidence, narrow_pointers)
         return _operation_reading(data, pointers, evidence, question, unit, units, narrow_pointers, compute_decimals,
-                                  operation_from_wording)
+                                  operation_from_wording, fill_missing_operand)
     raw = data.get("value")
     expression, operands, exact = "", (), None
     stated = _number(raw) if not isinstance(raw, str) else None
@@ -362,13 +363,16 @@ def _times_range(data: dict[str, Any], question: str, unit: str, units: Sequence
 
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
                        units: Sequence[ContextBlock], narrow: bool, decimals: int,
-                       from_wording: bool = False) -> Reading:
+                       from_wording: bool = False, fill_missing: bool = False) -> Reading:
     """An `operation` reply computed in code; grounded when its operands are stated numbers."""
     a, b = _number(data.get("a")), _number(data.get("b"))
     op = data.get("operation")
     if a is None or not isinstance(op, str):
         return Reading(pointers=pointers)
-    done = compute(op, a, b, question, unit, *_pointed_and_others(units, pointers), decimals, from_wording)
+    pointed, others = _pointed_and_others(units, pointers)
+    if fill_missing and b == 0 and asks_two_numbers(op, question, unit):
+        b = missing_operand(a, unit, pointed) or b  # the reply's b as the units state it, for grounding too
+    done = compute(op, a, b, question, unit, pointed, others, decimals, from_wording)
     if done is None:
         return Reading(pointers=pointers, expression=f"{op}({a:g}, {b if b is None else f'{b:g}'})")
     v, expression = done
