@@ -499,3 +499,29 @@ def test_rows_under_a_long_run_of_short_lines_keep_the_line_right_above_as_heade
     assert md.splitlines()[1] == "| Model | GPUs | Energy (Wh) | Accuracy |"
     assert sum(ln.kind == "table" for ln in find_tables(src, nearest_header=True)) == 1
     assert any(ln.text == "c o n t e n t z" for ln in find_tables(src, nearest_header=True))  # prose stays
+
+
+def test_unnamed_rows_are_named_by_their_first_value_when_the_header_then_names_each_column():
+    # han2024 Table 5: a year starts each row of numbers; the title line above "NOx SO2 PM2.5 VOC" spans them
+    src = lines(
+        PROSE_BEFORE,
+        "Table 5:U.S. electricity generation baseline emissions from 2016 to 2028",
+        "Year Electricity Generation Emission(Metric Ton)",
+        "NOx SO2 PM2.5 VOC",
+        "2016 1100575.41 1369417.44 111604.62 30250.76",
+        "2023 711746.94 717409.25 110878.22 34311.54",
+        PROSE_AFTER)
+    before = next(ln.text for ln in find_tables(src) if ln.kind == "table")
+    assert "|  | 2016 1100575.41 1369417.44 111604.62 30250.76 |" in before  # one cell for the whole row
+    md = next(ln.text for ln in find_tables(src, key_column=True) if ln.kind == "table").splitlines()
+    assert md[1].startswith("| Year | Electricity Generation Emission(Metric Ton) NOx | ")
+    assert md[1].endswith(" Electricity Generation Emission(Metric Ton) VOC |")
+    assert md[3] == "| 2016 | 1100575.41 | 1369417.44 | 111604.62 | 30250.76 |"
+    # refused: repeated first values are no keys, and a header that cannot name the columns keeps the rows whole
+    same = lines(PROSE_BEFORE, "Table 2: Runs.", "Year Energy Water", "2016 1.5 2.5 3.5", "2016 1.6 2.6 3.6",
+                 PROSE_AFTER)
+    assert "| 2016 |" not in next(ln.text for ln in find_tables(same, key_column=True) if ln.kind == "table")
+    wide = lines(PROSE_BEFORE, "Table 3: Runs.", "Output Time Energy Token Rate", "256 6.23 15.33 -21.82",
+                 "512 6.51 21.70 -23.95", PROSE_AFTER)
+    assert next(ln.text for ln in find_tables(wide, key_column=True) if ln.kind == "table") == \
+        next(ln.text for ln in find_tables(wide) if ln.kind == "table")

@@ -212,7 +212,7 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
                                     ieee_captions=params.ieee_captions, caption_gap=params.caption_gap_lines,
                                     bracketed_columns=params.bracketed_columns, name_numbers=params.name_numbers,
                                     grouped_header=params.grouped_header, group_labels=params.group_labels,
-                                    nearest_header=params.nearest_header)
+                                    nearest_header=params.nearest_header, key_column=params.key_column)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

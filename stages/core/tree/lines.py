@@ -37,6 +37,7 @@ class TreeParams:
     grouped_header: bool = True  # a sub-header repeated under group names names each column (Table.grouped_columns)
     group_labels: bool = True  # label lines between rows name the rows below them (tables._label_groups)
     nearest_header: bool = True  # rows under a too-long run of short lines keep the line right above as header
+    key_column: bool = True  # unnamed rows' distinct first values name them when the header then names each column
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError

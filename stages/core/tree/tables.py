@@ -197,6 +197,9 @@ class Table:
     grouped: bool = False
     # tree.name_numbers: a model's version and size numbers belong to its row's name (`name_numbers_fit`)
     name_numbers: bool = False
+    # tree.key_column: unnamed rows are named by their first value (`key_column_fit`), under a title that
+    # spans the last header line's names
+    key_column: bool = False
 
     def grouped_columns(self, k: int) -> list[str] | None:
         """Column names from a two-level header: words that repeat g times at its end ("single double ratio",
@@ -271,6 +274,23 @@ class Table:
         self.rows = [_name_takes(label, v, k) for label, v in self.rows]
         return True
 
+    def key_column_fit(self) -> bool:
+        """Rows with no names whose first values are distinct keys ("256 6.23 15.33 ...": an output length,
+        "2016 1100575.41 ...": a year) take that value as their name, when the header then names every
+        value column and did not before. Returns whether the rows changed."""
+        named = [(label, v) for label, v in self.rows if v]
+        if len(named) < 2 or any(label for label, _ in named) or self.names_every_column():
+            return False
+        keys = [v[0] for _, v in named]
+        if len(set(keys)) != len(keys) or any(len(v) < 3 for _, v in named):
+            return False
+        before = self.rows
+        self.rows = [(v[0], v[1:]) if v and not label else (label, v) for label, v in self.rows]
+        if self.names_every_column():
+            return True
+        self.rows = before
+        return False
+
     def value_width(self) -> int:
         """The most common number of values in a row (1 for a table without values)."""
         counts = [len(v) for _, v in self.rows if v]
@@ -317,6 +337,12 @@ class Table:
         if self.grouped and (named := self.grouped_columns(k)):
             return named
         words = [h.split() for h in self.header]
+        if self.key_column and k > 1 and len(words) > 1 and len(words[-1]) == k \
+                and any(_cuts_bracket(w) for w in words[:-1]):
+            # a title over the last line's k names ("Year Electricity Generation Emission(Metric Ton)" over
+            # "NOx SO2 PM2.5 VOC", han2024 Table 5): its first word names the row labels, the rest spans them all
+            first, *span = " ".join(self.header[:-1]).split()
+            return [first, *(" ".join([*span, leaf]) for leaf in words[-1])]
         if words and all(len(w) in (k, k + 1) for w in words) and k > 1:
             # every header line names each value column (dodge2022: 'BERT BERT 6B ...' / 'finetune LM Transf. ...')
             cols = [""] * (k + 1)
@@ -368,6 +394,11 @@ class Table:
 # piece after a middle dot ("kWh ·PUE"), a lower-case word ("Cloud compute cost") but not a unit
 # with a capital inside ("kWh", "tCO2e")
 _CONTINUES = re.compile(r"^(?:[(\[].*|\d+[a-z]*\)?|[·/%).,:;\]-].*|[a-z]+[a-z-]*\)?|of|for|per|at|in|to|&)$")
+
+
+def _cuts_bracket(words: list[str]) -> bool:
+    """Whether splitting a header line at spaces cuts a bracket apart ("Emission(Metric" "Ton)")."""
+    return any(w.count("(") != w.count(")") for w in words)
 
 
 def header_chunks(header: str) -> list[str]:
@@ -503,8 +534,9 @@ def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
 
 def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True,
                 dash_fillers: bool = False, bracketed: bool = False, name_numbers: bool = False,
-                grouped: bool = False, group_labels: bool = False) -> Table:
-    t = Table(caption, segment=segment, bracketed=bracketed, grouped=grouped, name_numbers=name_numbers)
+                grouped: bool = False, group_labels: bool = False, key_column: bool = False) -> Table:
+    t = Table(caption, segment=segment, bracketed=bracketed, grouped=grouped, name_numbers=name_numbers,
+              key_column=key_column)
     pending: list[str] = []
     starts: list[tuple[int, str]] = []  # with group_labels: (row, the label lines right above it)
     pieces = (unglued(lines[i].text) if segment else [lines[i].text] for i in idx)
@@ -526,10 +558,12 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool =
     if bracketed and not t.bracketed_fit():
         # the header does not confirm: as before
         return _table_from(lines, caption, idx, segment, dash_fillers, name_numbers=name_numbers, grouped=grouped,
-                           group_labels=group_labels)
+                           group_labels=group_labels, key_column=key_column)
     if name_numbers and not bracketed:
         t.name_numbers_fit()
     _label_groups(t, starts)
+    if key_column:
+        t.key_column_fit()
     return t
 
 
@@ -569,7 +603,7 @@ def _caption_side(lines: list[Line]) -> int | None:
 def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False,
                 caption_gap: int = 0, bracketed_columns: bool = False, name_numbers: bool = False,
                 grouped_header: bool = False, group_labels: bool = False,
-                nearest_header: bool = False) -> list[Line]:
+                nearest_header: bool = False, key_column: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
@@ -583,7 +617,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     `Table.name_numbers_fit`; ``grouped_header`` (tree.grouped_header): see `Table.grouped_columns`;
     ``group_labels`` (tree.group_labels): see `_label_groups`. ``nearest_header`` (tree.nearest_header): rows
     under a run of more than MAX_HEADER_LINES short lines (zschache2025 Table B1, under a letter-spaced prompt)
-    keep the line right above them as their header, where before they had none."""
+    keep the line right above them as their header, where before they had none. ``key_column``
+    (tree.key_column): see `Table.key_column_fit`."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -630,7 +665,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
             continue
         past_gap = dashes and idx is below
         table = _table_from(lines, caption, idx, segment_header, dash_fillers=past_gap, bracketed=bracketed_columns,
-                            name_numbers=name_numbers, grouped=grouped_header, group_labels=group_labels)
+                            name_numbers=name_numbers, grouped=grouped_header, group_labels=group_labels,
+                            key_column=key_column)
         if past_gap and not table.names_every_column():
             i = end  # past a gap, only a table whose header names its columns (patterson2021 Table 4 does not)
             continue
