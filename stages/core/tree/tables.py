@@ -275,9 +275,10 @@ class Table:
         return True
 
     def key_column_fit(self) -> bool:
-        """Rows with no names whose first values are distinct keys ("256 6.23 15.33 ...": an output length,
-        "2016 1100575.41 ...": a year) take that value as their name, when the header then names every
-        value column and did not before. Returns whether the rows changed."""
+        """Rows with no names whose first values are distinct keys ("2016 1100575.41 ...": a year, han2024
+        Tables 5 and 6) take that value as their name, when the header then names every value column and
+        did not before (samsi2024 Table III's output lengths stay: its three header lines name no columns).
+        Returns whether the rows changed."""
         named = [(label, v) for label, v in self.rows if v]
         if len(named) < 2 or any(label for label, _ in named) or self.names_every_column():
             return False
