@@ -429,3 +429,27 @@ def test_table_trim_reads_a_row_named_by_an_abbreviation_as_the_words_it_stands_
     assert build_context(tree, dense, [], p, focus=focus)[0].node_ids == ["d:sec1:p3:s3"]
     on = RetrieveParams(**{**p.__dict__, "trim_table_abbreviations": True})
     assert build_context(tree, dense, [], on, focus=focus)[0].node_ids == ["d:sec1:p3:s2"]
+
+
+def test_table_trim_quoted_keeps_the_row_whose_name_the_question_writes():
+    """retrieve.trim_table_quoted: "the geometric mean of the manufacturing-cost and equivalent-GPU-price
+    approaches" shares more keywords with the "Price of equivalent GPU" row than with "Geometric mean",
+    the row it names word for word (cottier2024 Table 3)."""
+    from stages.core.retrieve.ranking import quotes_name
+
+    md = ("Table 3: Cost of TPUs.\n| | TPU v3 | TPU v4 |\n|---|---|---|\n"
+          "| Chip manufacturing cost (estimate) | $2,591 | $2,203 |\n"
+          "| Price of equivalent GPU (estimate) | $10,742 | $12,119 |\n| Geometric mean | $5,276 | $5,176 |")
+    tree = make_table_tree(md)
+    dense = [[("d:sec1:p3", 0.9)]]
+    question = ("What per-chip cost do Cottier et al. estimate for TPU v4 as the geometric mean of the "
+                "manufacturing-cost and equivalent-GPU-price approaches?")
+    focus = {t: 1.0 for t in tokenize("geometric mean manufacturing cost equivalent gpu price estimate")}
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=20)
+    assert build_context(tree, dense, [], p, focus=focus, question=question)[0].node_ids == ["d:sec1:p3:s2"]
+    quoted = RetrieveParams(**{**p.__dict__, "trim_table_quoted": True})
+    kept = build_context(tree, dense, [], quoted, focus=focus, question=question)[0]
+    assert kept.node_ids[0] == "d:sec1:p3:s3" and "$5,176" in kept.text
+    assert quotes_name(question, "Geometric mean")
+    assert not quotes_name(question, "Price of equivalent GPU (estimate)")  # its words, not in its order
+    assert not quotes_name("the mean energy", "Mean")  # one word is no name to quote

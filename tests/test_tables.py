@@ -525,3 +525,95 @@ def test_unnamed_rows_are_named_by_their_first_value_when_the_header_then_names_
                  "512 6.51 21.70 -23.95", PROSE_AFTER)
     assert next(ln.text for ln in find_tables(wide, key_column=True) if ln.kind == "table") == \
         next(ln.text for ln in find_tables(wide) if ln.kind == "table")
+
+
+def test_pieces_of_one_value_split_by_spaces_are_one_cell_again():
+    # strubell2019 Table 3: "$3,201,722" came out as "$3,20 1,722", so the NAS row had one value too many
+    # and its five values fell into one cell under "Power (W)"
+    src = lines(
+        PROSE_BEFORE,
+        "Model Hardware Power (W) Hours kWh ·PUE CO 2e Cloud compute cost",
+        "ELMo P100x3 517.66 336 275 262 $433–$1472",
+        "BERTbase V100x64 12,041.51 79 1507 1438 $3751–$12,571",
+        "NAS P100x8 1515.43 274,120 656,347 626,155 $942,973–$3,20 1,722",
+        "Table 3: Estimated cost of training a model in terms of CO 2 emissions (lbs).",
+        PROSE_AFTER)
+    before = next(ln.text for ln in find_tables(src) if ln.kind == "table")
+    assert "| 1515.43 274,120 656,347 626,155 $942,973–$3,20 1,722 |" in before
+    md = next(ln.text for ln in find_tables(src, joined_cells=True) if ln.kind == "table")
+    assert "| NAS P100x8 | 1515.43 | 274,120 | 656,347 | 626,155 | $942,973–$3,201,722 |" in md.splitlines()
+    # a bracketed companion (interval, equivalent, change, deviation) and a power of ten stay with their number
+    assert split_row("Altoona, IA 6.91 2.1 2.51(1.84, 3.17) 122% 1.52 (34000) 11.78", joined=True) == \
+        ("Altoona, IA", ["6.91", "2.1", "2.51(1.84, 3.17)", "122%", "1.52 (34000)", "11.78"])
+    assert split_row("Inference energy (kWh) 1.0 × 10−4 7.3 × 10−5", joined=True) == \
+        ("Inference energy (kWh)", ["1.0 × 10−4", "7.3 × 10−5"])
+    assert split_row("Health (Million$) 393.23 416.29 (5.86%) 383.32 (-2.52%)", joined=True)[1] == \
+        ["393.23", "416.29 (5.86%)", "383.32 (-2.52%)"]
+    # refused: whole thousands ("1,722" after "626,155"), a bracket after a filler, a product that is no power of ten
+    assert split_row("NAS 626,155 1,722 — (12) 3 × 4", joined=True)[1] == ["626,155", "1,722", "—", "(12)", "3", "×", "4"]
+
+
+def test_a_header_naming_only_the_value_columns_names_them_and_a_cited_sentence_is_prose():
+    # cottier2024 Table 3 (captioned below): the sentence above its header ends in citations, "[21, 22, 23, 24]."
+    src = lines(
+        "high-end estimates, we found the specifications and prices of the most similar non-Google ML GPUs, and",
+        "ML GPUs, listed in Table 4 [21, 22, 23, 24].",
+        "H100 TPU v1 TPU v2 TPU v3 TPU v4",
+        "Date adjustment factor 1.00 10.66 5.38 3.90 1.48",
+        "Chip manufacturing cost (estimate) $5,346 $2,650 $2,619 $2,591 $2,203",
+        "Geometric mean - $5,463 $5,054 $5,276 $5,176",
+        "Table 3: Cost and performance comparison between Google TPUs and the NVIDIA H100.",
+        PROSE_AFTER)
+    assert not row_like("ML GPUs, listed in Table 4 [21, 22, 23, 24].")
+    md = next(ln.text for ln in find_tables(src) if ln.kind == "table").splitlines()
+    assert "[21, 22" not in " ".join(md)  # the sentence stays in the prose
+    assert md[1] == "| H100 | TPU v1 TPU v2 TPU v3 TPU v4 |"  # without value_names: one name for all values
+    md = next(ln.text for ln in find_tables(src, value_names=True) if ln.kind == "table").splitlines()
+    assert md[1] == "|  | H100 | TPU v1 | TPU v2 | TPU v3 | TPU v4 |"
+    assert md[5] == "| Geometric mean | - | $5,463 | $5,054 | $5,276 | $5,176 |"
+    # refused: a chunk that is no name ("#") or is prose
+    traces = lines(PROSE_BEFORE, "Table 4: Request traces used for evaluation.", "Trace # Requests lp lg",
+                   "Azure-Conv 19366 1154.7 211.1", "Kimi-TA 23608 8560.0 182.1", PROSE_AFTER)
+    assert next(ln.text for ln in find_tables(traces, value_names=True) if ln.kind == "table") == \
+        next(ln.text for ln in find_tables(traces) if ln.kind == "table")
+
+
+def test_a_bracketed_header_gives_no_number_to_a_row_name_ending_in_its_unit():
+    # griggs2024 Table 1: four GPU names, "L4" without a bracket; each row's four values stay values
+    src = lines(
+        PROSE_BEFORE,
+        "Table 1: Specifications of four NVIDIA GPUs: L4, A10G, A100, and H100.",
+        "Type L4 A10G (PCIe) A100-80G (SXM) H100 (SXM)",
+        "On-demand Price ($/h) 0.7 1.01 3.67 7.5164",
+        "Memory Bandwidth (GB/s) 300 600 1935 3350",
+        "FP16 (TFLOPS) 242 125 312 1979",
+        PROSE_AFTER)
+    md = next(ln.text for ln in find_tables(src, bracketed_columns=True) if ln.kind == "table").splitlines()
+    assert "| Memory Bandwidth (GB/s) | 300 | 600 | 1935 | 3350 |" in md
+    assert not any("(GB/s) 300" in row for row in md)
+
+
+def test_rows_under_a_key_only_their_group_s_first_row_carries_take_that_key():
+    # griggs2024 Table 5: the request rate is a merged cell, written on the "Mélange" row of each group only
+    src = lines(
+        PROSE_BEFORE,
+        "Rate Solver L4 A10G A100 H100 Norm. Cost",
+        "1 Mélange 1 3.67 N/A",
+        "H100-only 1 7.516 51.17%",
+        "A100-Only 1 3.67 0%",
+        "8 Mélange 1 2 1 1 13.906 N/A",
+        "H100-only 3 22.548 38.33%",
+        "A100-Only 5 18.35 24.22%",
+        "Table 5: Instance allocations for the mixed context dataset, SLO=120ms.",
+        PROSE_AFTER)
+    before = next(ln.text for ln in find_tables(src) if ln.kind == "table").splitlines()
+    assert "| H100-only | 3 22.548 38.33% |" in before  # which rate? nothing says
+    md = next(ln.text for ln in find_tables(src, carried_keys=True) if ln.kind == "table").splitlines()
+    assert "| 8 H100-only | 3 22.548 38.33% |" in md
+    assert "| 1 A100-Only | 1 3.67 0% |" in md
+    assert "| 8 Mélange | 1 2 1 1 13.906 N/A |" in md
+    # refused: numbered rows whose names differ ("1 Intro", "2 Setup"), and groups whose names never repeat
+    other = lines(PROSE_BEFORE, "Table 2: Steps.", "Step Time", "1 Intro 3.5", "Read 1.5", "2 Setup 4.5",
+                  "Write 2.5", PROSE_AFTER)
+    assert next(ln.text for ln in find_tables(other, carried_keys=True) if ln.kind == "table") == \
+        next(ln.text for ln in find_tables(other) if ln.kind == "table")

@@ -189,12 +189,14 @@ def build_context(
     p: RetrieveParams,
     answer_unit: str | None = None,
     focus: dict[str, float] | None = None,
+    question: str | None = None,
 ) -> list[RetrievedUnit]:
     """Rank, expand, dedup and fuse the hits of one question into budgeted context units.
 
     A keyword hit is (node ids of the unit's text, score): one paragraph or table row,
     or the sentences of a window. `answer_unit` (the questions file's column) drives
-    `unit_boost`; `focus` (the question's keyword tokens and their idf) drives `trim_tokens`."""
+    `unit_boost`; `focus` (the question's keyword tokens and their idf) drives `trim_tokens`; the
+    `question`'s words drive `trim_table_quoted`."""
     ranked = rerank(dense_per_query, p.rerank, p.alpha)
     dense_units = []
     for h in ranked:
@@ -226,7 +228,7 @@ def build_context(
         units = [trimmed(tree, u, focus, p) for u in units]
     pattern = unit_pattern(answer_unit, p.unit_family)
     if p.trim_table_tokens > 0 and focus:
-        units = [trimmed_table(tree, u, focus, p, pattern) for u in units]
+        units = [trimmed_table(tree, u, focus, p, pattern, question) for u in units]
     if pattern is not None and p.unit_boost > 0:
         for u in units:
             if holds_unit(u, pattern):
@@ -311,7 +313,7 @@ def trimmed(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: Retrie
 
 
 def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: RetrieveParams,
-                  unit: re.Pattern[str] | None = None) -> RetrievedUnit:
+                  unit: re.Pattern[str] | None = None, question: str | None = None) -> RetrievedUnit:
     """A whole table longer than `trim_table_tokens` cut to its caption, header and the rows that
     share the most question keywords (idf-weighted), in table order, within `trim_table_tokens`:
     a 1,300-token table of numbers then costs the reader the rows it asks about. A table with
@@ -321,7 +323,10 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     a row whose name writes the question's answer unit in brackets ("Cost parity (# inferences)")
     comes first: in a table with one column per model, the unit names the row that answers. With
     `trim_table_abbreviations`, a row named by an abbreviation its caption defines ("P&R") also
-    counts the words it stands for ("Pause and Resume") as its keywords. With `trim_table_groups`, the
+    counts the words it stands for ("Pause and Resume") as its keywords. With `trim_table_quoted`, a row
+    whose whole name the question writes word for word ("Geometric mean") comes first, as a unit-named
+    row does (a table's "Price of equivalent GPU" row shares more keywords with "the geometric mean of the
+    manufacturing-cost and equivalent-GPU-price approaches"). With `trim_table_groups`, the
     rows of the best row's name in the table's other row groups join it past the limit; with
     `trim_table_cover`, up to that many rows bringing question keywords no kept row has."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
@@ -336,6 +341,8 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     row_texts = [" ".join([*c, *(long for a, long in spelled.items() if c and a.search(c[0]))]) for c in cells]
     gains = [keyword_gain(t, focus) for t in row_texts]
     named = [p.trim_table_unit and unit is not None and bool(c) and labels_unit(c[0], unit) for c in cells]
+    if p.trim_table_quoted and question:
+        named = [n or (bool(c) and quotes_name(question, c[0])) for n, c in zip(named, cells)]
     if max(gains) <= min(gains) and not any(named):
         return u
     keep: list[int] = []
@@ -358,6 +365,17 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float], p: 
     u.node_ids = [rows[k] for k in sorted(keep)]
     u.text = table_block(tree[para].text, sorted(keep))
     return u
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def quotes_name(question: str, name: str) -> bool:
+    """Whether the question writes a row's whole name, of two words or more, word for word (case, brackets
+    and hyphens aside): "the geometric mean of ..." quotes "Geometric mean"."""
+    words = _words(name)
+    return words.count(" ") >= 1 and f" {words} " in f" {_words(question)} "
 
 
 def covering_rows(row_texts: list[str], keep: list[int], focus: dict[str, float], most: int) -> list[int]:

@@ -66,7 +66,7 @@ class Retriever:
             keyword = self.index.keyword(kw_query, p.bm25_k, include_excluded=incl)
         dense = self.index.dense(vecs, p.top_k, include_excluded=incl, doc_weights=weights, only_docs=only)
         focus = self.index.term_weights(queries[0]) if p.uses_focus else None
-        return build_context(self.tree, dense, keyword, p, answer_unit, focus)
+        return build_context(self.tree, dense, keyword, p, answer_unit, focus, queries[0])
 
 
 def retrieve_attempts(retriever: Retriever, queries: list[str], p: RetrieveParams, max_retries: int,

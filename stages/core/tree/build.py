@@ -212,7 +212,9 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
                                     ieee_captions=params.ieee_captions, caption_gap=params.caption_gap_lines,
                                     bracketed_columns=params.bracketed_columns, name_numbers=params.name_numbers,
                                     grouped_header=params.grouped_header, group_labels=params.group_labels,
-                                    nearest_header=params.nearest_header, key_column=params.key_column)
+                                    nearest_header=params.nearest_header, key_column=params.key_column,
+                                    joined_cells=params.joined_cells, value_names=params.value_names,
+                                    carried_keys=params.carried_keys)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

@@ -38,6 +38,9 @@ class TreeParams:
     group_labels: bool = True  # label lines between rows name the rows below them (tables._label_groups)
     nearest_header: bool = True  # rows under a too-long run of short lines keep the line right above as header
     key_column: bool = True  # unnamed rows' distinct first values name them when the header then names each column
+    value_names: bool = True  # a header naming each value column only ("H100 TPU v1 ...") leaves row names unnamed
+    carried_keys: bool = True  # "8 Mélange ..." over "H100-only ...": the group's rows take its key ("8 H100-only")
+    joined_cells: bool = True  # pieces of one value a space split apart are one cell ("0.61 (13800)", tables.joined_cells)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError

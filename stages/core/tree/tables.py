@@ -71,8 +71,8 @@ def row_like(text: str, dash_fillers: bool = False) -> bool:
         return False
     if text.endswith("-") and not (dash_fillers and toks[-1] == "-"):
         return False
-    if text.endswith(".") and not _numeric(toks[-1].rstrip(".")):
-        return False  # a sentence end ('... (see Fig. 3).')
+    if text.endswith(".") and (not _numeric(toks[-1].rstrip(".")) or text.endswith("].")):
+        return False  # a sentence end ('... (see Fig. 3).', '... listed in Table 4 [21, 22, 23, 24].')
     if sum(t.lower() in _PROSE_WORDS for t in toks) >= 3:
         return False
     nums = sum(_is_number(t) for t in toks)
@@ -98,7 +98,7 @@ def label_like(text: str, max_chars: int = 100) -> bool:
         return False
     if _HEADING.match(text):
         return False
-    return not re.search(r"[a-z]{3,}[.!?]$", text)  # a sentence end
+    return not re.search(r"[a-z]{3,}[.!?]$|\d\]\.$", text)  # a sentence end (after a citation: "[21, 24].")
 
 
 # a cell that is a duration: "21 years", "7 yrs, 10 mo", "2 mo, 1 wk" (morrison2025 Tables 1 and 2)
@@ -116,9 +116,11 @@ def _duration_start(toks: list[str], i: int) -> int | None:
     return j
 
 
-def split_row(text: str, join_plus_minus: bool = True, durations: bool = False) -> tuple[str, list[str]]:
+def split_row(text: str, join_plus_minus: bool = True, durations: bool = False,
+              joined: bool = False) -> tuple[str, list[str]]:
     """(label, values): the trailing run of numbers are the values ('Human life, avg, 1 year' / ['11,023']);
-    ``durations``: a duration ("7 yrs, 10 mo") is one value of the run too."""
+    ``durations``: a duration ("7 yrs, 10 mo") is one value of the run too; ``joined``: the pieces of one
+    value are one cell again (`joined_cells`)."""
     toks = text.split()
     i = len(toks)
     cells: list[str] = []
@@ -133,7 +135,39 @@ def split_row(text: str, join_plus_minus: bool = True, durations: bool = False) 
         cells.insert(0, " ".join(toks[j:i]))
         i = j
     label, values = (" ".join(toks[:i]), cells) if i else ("", cells)  # numbers only: no label
-    return label, _joined_plus_minus(values) if join_plus_minus else values
+    values = _joined_plus_minus(values) if join_plus_minus else values
+    return label, joined_cells(values) if joined else values
+
+
+_OPENS = re.compile(r"\([^)]*$")  # "0.70(0.54," opens a bracket it does not close
+_BRACKETED = re.compile(r"^\(.*\d.*\)%?$")  # "(13800)", "(5.86%)", "(±53.77)", "(-2.52%)"
+_SHORT_GROUP = re.compile(r"\d,\d{1,2}$")  # "$3,20": a thousands group cut short
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+
+
+def joined_cells(values: list[str]) -> list[str]:
+    """A row's values with the pieces a space split out of one cell put back together: a number's bracketed
+    companion ("2.51(1.84, 3.17)", "0.61 (13800)", "416.29 (5.86%)", "376.41 (±53.77)": an interval, an
+    equivalent, a change, a deviation; han2024, li2025a), a power of ten ("1.0 × 10−4", luccioni2024 Table 5)
+    and a number cut inside its thousands ("$3,20 1,722" is $3,201,722, strubell2019 Table 3)."""
+    out: list[str] = []
+    k = 0
+    while k < len(values):
+        v = values[k]
+        if out and _OPENS.search(out[-1]):  # inside a bracket the last cell opened
+            out[-1] = f"{out[-1]} {v}"
+        elif out and _BRACKETED.match(v) and _numeric(out[-1]) and not _BRACKETED.match(out[-1]):
+            out[-1] = f"{out[-1]} {v}"
+        elif v in ("×", "x") and out and _numeric(out[-1]) and k + 1 < len(values) \
+                and re.match(r"^10[−\-–]?\d", values[k + 1]):
+            out[-1] = f"{out[-1]} {v} {values[k + 1]}"
+            k += 1
+        elif out and _SHORT_GROUP.search(out[-1]) and _GROUPED.search(out[-1] + v):
+            out[-1] = out[-1] + v
+        else:
+            out.append(v)
+        k += 1
+    return out
 
 
 def _joined_plus_minus(values: list[str]) -> list[str]:
@@ -200,6 +234,34 @@ class Table:
     # tree.key_column: unnamed rows are named by their first value (`key_column_fit`), under a title that
     # spans the last header line's names
     key_column: bool = False
+    # tree.value_names: a header with exactly one name per value column (a version joined to its name: "TPU v1")
+    # leaves the row names unnamed, when every row has one (cottier2024 Table 3: "H100 TPU v1 TPU v2 ...")
+    value_names: bool = False
+
+    def carried_keys_fit(self) -> bool:
+        """Rows under a key that only the first row of their group carries (a merged cell: "8 Mélange 1 2 1 1
+        13.906 N/A" over "H100-only 3 22.548 38.33%", griggs2024 Tables 3-8) take that key before their name
+        ("8 H100-only"). Only when two or more rows start with a number and then one same name ("Mélange"), and
+        a row name under one key repeats under another; rows above the first key stay as they are. Returns
+        whether the rows changed."""
+        starts = [(i, m) for i, (label, v) in enumerate(self.rows) if v and (m := _KEYED.match(label))]
+        if len(starts) < 2 or len({m.group(2) for _, m in starts}) != 1:
+            return False
+        ends = [i for i, _ in starts[1:]] + [len(self.rows)]
+        groups = [[label for label, v in self.rows[i + 1:end] if v] for (i, _), end in zip(starts, ends)]
+        seen: set[str] = set()
+        repeats = False
+        for names in groups:
+            repeats = repeats or bool(seen & set(names))
+            seen |= set(names)
+        if not repeats:
+            return False
+        for (i, m), end in zip(starts, ends):
+            for j in range(i + 1, end):
+                label, v = self.rows[j]
+                if label:
+                    self.rows[j] = (f"{m.group(1)} {label}", v)
+        return True
 
     def grouped_columns(self, k: int) -> list[str] | None:
         """Column names from a two-level header: words that repeat g times at its end ("single double ratio",
@@ -263,14 +325,18 @@ class Table:
     def bracketed_fit(self) -> bool:
         """Rows cut to the k value columns a bracketed header names (k >= 3), a row's extra leading values
         given back to its name; False (rows untouched) unless half the rows or more have k values or more,
-        and fewer than half the names then end in three numbers or more (k is too few: morrison2025
-        Table 1, whose first bracketed name glues four columns)."""
+        fewer than half the names then end in three numbers or more (k is too few: morrison2025
+        Table 1, whose first bracketed name glues four columns), and no row name that would take a number
+        ends in a bracket (griggs2024 Table 1: "On-demand Price ($/h) 0.7 1.01 ..." under four GPU names,
+        one of them unbracketed)."""
         k = len(self.bracketed_names())
         rows = [v for _, v in self.rows if v]
         if k < 3 or sum(len(v) >= k for v in rows) < 0.5 * len(rows):
             return False
         if sum(len(v) > k + 2 for v in rows) * 2 >= len(rows):
             return False
+        if any(len(v) > k and label.endswith(")") for label, v in self.rows):
+            return False  # a name ending in its unit ("On-demand Price ($/h)") takes no number: a name is missing
         self.rows = [_name_takes(label, v, k) for label, v in self.rows]
         return True
 
@@ -330,6 +396,10 @@ class Table:
         extra = len(chunks) - k
         if extra > 1 and extra == self.label_width():
             return [" / ".join(chunks[:extra]), *chunks[extra:]]
+        if self.value_names and len(labels) == sum(1 for _, v in self.rows if v):
+            names = _versions_joined(chunks)
+            if len(names) == k and all(_name_like(n) for n in names):
+                return ["", *names]  # the header names the value columns only ("H100 TPU v1 TPU v2 ...")
         return None
 
     def columns(self) -> list[str]:
@@ -415,6 +485,28 @@ def header_chunks(header: str) -> list[str]:
             chunks.append(w)
         depth = max(0, depth + w.count("(") - w.count(")"))
     return chunks
+
+
+_KEYED = re.compile(r"^(\d+(?:\.\d+)?)\s+(\D\S*(?:\s+\D\S*)*)$")  # "8 Mélange": a key, then a name
+
+
+def _name_like(chunk: str) -> bool:
+    """A header chunk that can name a column alone: a letter or digit in it, at most three words, no prose
+    ("#" and "draw; and estimate theoretical inference" cannot)."""
+    words = chunk.split()
+    return len(words) <= 3 and bool(re.search(r"[A-Za-z0-9]", chunk)) and ";" not in chunk \
+        and not any(w.lower() in _PROSE_WORDS for w in words)
+
+
+def _versions_joined(chunks: list[str]) -> list[str]:
+    """Header chunks with a version ("v1", "v2.5") joined to the name before it ("TPU v1")."""
+    out: list[str] = []
+    for c in chunks:
+        if out and re.fullmatch(r"v\d+(?:\.\d+)?", c):
+            out[-1] = f"{out[-1]} {c}"
+        else:
+            out.append(c)
+    return out
 
 
 def bracket_parts(header: str) -> list[str]:
@@ -535,15 +627,16 @@ def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
 
 def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True,
                 dash_fillers: bool = False, bracketed: bool = False, name_numbers: bool = False,
-                grouped: bool = False, group_labels: bool = False, key_column: bool = False) -> Table:
+                grouped: bool = False, group_labels: bool = False, key_column: bool = False,
+                joined: bool = False, value_names: bool = False, carried_keys: bool = False) -> Table:
     t = Table(caption, segment=segment, bracketed=bracketed, grouped=grouped, name_numbers=name_numbers,
-              key_column=key_column)
+              key_column=key_column, value_names=value_names)
     pending: list[str] = []
     starts: list[tuple[int, str]] = []  # with group_labels: (row, the label lines right above it)
     pieces = (unglued(lines[i].text) if segment else [lines[i].text] for i in idx)
     for text in (piece for row in pieces for piece in row):
         if row_like(text, dash_fillers):
-            label, values = split_row(text, join_plus_minus=segment, durations=bracketed)
+            label, values = split_row(text, join_plus_minus=segment, durations=bracketed, joined=joined)
             if pending and group_labels:  # a group's label or the start of this row's name: `_label_groups`
                 starts.append((len(t.rows), " ".join(pending)))
             else:
@@ -559,10 +652,13 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool =
     if bracketed and not t.bracketed_fit():
         # the header does not confirm: as before
         return _table_from(lines, caption, idx, segment, dash_fillers, name_numbers=name_numbers, grouped=grouped,
-                           group_labels=group_labels, key_column=key_column)
+                           group_labels=group_labels, key_column=key_column, joined=joined,
+                           value_names=value_names, carried_keys=carried_keys)
     if name_numbers and not bracketed:
         t.name_numbers_fit()
     _label_groups(t, starts)
+    if carried_keys:
+        t.carried_keys_fit()
     if key_column:
         t.key_column_fit()
     return t
@@ -604,7 +700,8 @@ def _caption_side(lines: list[Line]) -> int | None:
 def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False,
                 caption_gap: int = 0, bracketed_columns: bool = False, name_numbers: bool = False,
                 grouped_header: bool = False, group_labels: bool = False,
-                nearest_header: bool = False, key_column: bool = False) -> list[Line]:
+                nearest_header: bool = False, key_column: bool = False, joined_cells: bool = False,
+                value_names: bool = False, carried_keys: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
@@ -619,7 +716,9 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     ``group_labels`` (tree.group_labels): see `_label_groups`. ``nearest_header`` (tree.nearest_header): rows
     under a run of more than MAX_HEADER_LINES short lines (zschache2025 Table B1, under a letter-spaced prompt)
     keep the line right above them as their header, where before they had none. ``key_column``
-    (tree.key_column): see `Table.key_column_fit`."""
+    (tree.key_column): see `Table.key_column_fit`; ``joined_cells`` (tree.joined_cells): see `joined_cells`; ``value_names``
+    (tree.value_names): see `Table.value_names`; ``carried_keys`` (tree.carried_keys): see
+    `Table.carried_keys_fit`."""
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -667,7 +766,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
         past_gap = dashes and idx is below
         table = _table_from(lines, caption, idx, segment_header, dash_fillers=past_gap, bracketed=bracketed_columns,
                             name_numbers=name_numbers, grouped=grouped_header, group_labels=group_labels,
-                            key_column=key_column)
+                            key_column=key_column, joined=joined_cells, value_names=value_names,
+                            carried_keys=carried_keys)
         if past_gap and not table.names_every_column():
             i = end  # past a gap, only a table whose header names its columns (patterson2021 Table 4 does not)
             continue
