@@ -46,7 +46,7 @@ class RetrieveParams:
     trim_table_unit: bool = True
     # a row whose whole name (two words or more) the question writes word for word ("geometric mean") is kept
     # first, as with trim_table_unit
-    trim_table_quoted: bool = False
+    trim_table_quoted: bool = True
     # a row named by an abbreviation the caption defines ("P&R") also counts the words it stands for as keywords
     trim_table_abbreviations: bool = True
     # selection: a unit's fused score (as a share of the best) plus this x the idf weight of the question
