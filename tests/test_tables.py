@@ -5,6 +5,7 @@ from stages.core.extract.records import Line
 from stages.core.tree.tables import (
     Table,
     bracket_chunks,
+    bound_units,
     header_chunks,
     find_tables,
     row_like,
@@ -617,3 +618,31 @@ def test_rows_under_a_key_only_their_group_s_first_row_carries_take_that_key():
                   "Write 2.5", PROSE_AFTER)
     assert next(ln.text for ln in find_tables(other, carried_keys=True) if ln.kind == "table") == \
         next(ln.text for ln in find_tables(other) if ln.kind == "table")
+
+
+def test_a_number_and_the_unit_written_after_it_are_one_value():
+    # erben2023 Table 1 (caption above): each price carries its unit, so no line ended in a number and no row
+    # was found; the lines above the caption ("... ISSN 2150-8097.") were taken for the table instead
+    src = lines(
+        "Proceedings of the VLDB Endowment, Vol. 17, No. 6 ISSN 2150-8097.",
+        "doi:10.14778/3648160.3648165",
+        "Table 1: Average us-west cloud pricing in April ’23.",
+        "Type",
+        "Cloud GC A WS Azure",
+        "T4 Spot 0.180 $/h 0.395 $/h 0.134 $/h",
+        "T4 On-Demand 0.572 $/h 0.802 $/h 0.489 $/h",
+        "Traffic (between continents)0.08 $/GB 0.02 $/GB 0.02 $/GB",
+        PROSE_AFTER)
+    assert not any(ln.kind == "table" and "T4 Spot" in ln.text for ln in find_tables(src))
+    out = find_tables(src, unit_cells=True)
+    md = next(ln.text for ln in out if ln.kind == "table").splitlines()
+    assert "| T4 Spot | 0.180 $/h 0.395 $/h 0.134 $/h |" in md
+    assert "| Traffic (between continents) | 0.08 $/GB 0.02 $/GB 0.02 $/GB |" in md
+    assert any(ln.text == "doi:10.14778/3648160.3648165" for ln in out)  # the lines above stay prose, as written
+    # a header that names each column gets one value with its unit per cell
+    specs = lines(PROSE_BEFORE, "Table 1: Specifications.", "Name H100 H20 TPU",
+                  "Memory capacity 80 GB 96 GB 32 GB", "Memory bandwidth 3.35 TB/s 4.0 TB/s 1.64 TB/s", PROSE_AFTER)
+    md = next(ln.text for ln in find_tables(specs, unit_cells=True) if ln.kind == "table").splitlines()
+    assert "| Memory bandwidth | 3.35 TB/s | 4.0 TB/s | 1.64 TB/s |" in md
+    # prose with one number and unit is left alone
+    assert bound_units("we used 80 GB of memory") == "we used 80 GB of memory"

@@ -53,8 +53,24 @@ MAX_HEADER_LINES = 24  # li2025b's water table has a header of 22 one-word lines
 CAPTION_CHARS_IN_ROW = 160  # the caption a row sentence repeats is cut here (the table node keeps all of it)
 
 
+# joins a number to the unit written after it ("0.180 $/h") so the pair reads as one value (tree.unit_cells)
+UNIT_JOIN = "\u2060"
+_CELL_UNIT = r"(?:[$€£]?[A-Za-z$€£]{0,4}/[A-Za-z]{1,4}|[kKMGTP]?(?:B|Wh|W|J|Hz)|ms|%)"
+_UNIT_PAIRS = re.compile(rf"(?:(?<=[\s)])|^)(?:\d[\d,.]*\s+{_CELL_UNIT}(?:\s+|$)){{2,}}$")
+
+
+def bound_units(text: str) -> str:
+    """A line ending in two or more numbers each followed by its unit ("T4 Spot 0.180 $/h 0.395 $/h",
+    "Memory capacity 80 GB 96 GB") with each number bound to its unit by `UNIT_JOIN`; else the line."""
+    m = _UNIT_PAIRS.search(text)
+    if not m:
+        return text
+    tail = re.sub(rf"(\d[\d,.]*)\s+({_CELL_UNIT})(?=\s|$)", lambda g: g.group(1) + UNIT_JOIN + g.group(2), m.group(0))
+    return f"{text[:m.start()].rstrip()} {tail}".lstrip()  # "(between continents)0.08 $/GB": a space again
+
+
 def _numeric(tok: str) -> bool:
-    core = _SUFFIX.sub("", tok, count=1)
+    core = _SUFFIX.sub("", tok.split(UNIT_JOIN)[0], count=1)
     return any(c.isdigit() for c in core) and not any(c.isalpha() for c in core)
 
 
@@ -458,7 +474,7 @@ class Table:
             lines.append("| " + " | ".join(row + [""] * (width - len(row))) + " |")
             if i == 0:
                 lines.append("|" + "---|" * width)
-        return "\n".join(lines)
+        return "\n".join(lines).replace(UNIT_JOIN, " ")
 
 
 # a token that continues the previous column name: a unit in brackets, a subscript ("CO 2e"), a
@@ -701,7 +717,7 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
                 caption_gap: int = 0, bracketed_columns: bool = False, name_numbers: bool = False,
                 grouped_header: bool = False, group_labels: bool = False,
                 nearest_header: bool = False, key_column: bool = False, joined_cells: bool = False,
-                value_names: bool = False, carried_keys: bool = False) -> list[Line]:
+                value_names: bool = False, carried_keys: bool = False, unit_cells: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
@@ -718,7 +734,11 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     keep the line right above them as their header, where before they had none. ``key_column``
     (tree.key_column): see `Table.key_column_fit`; ``joined_cells`` (tree.joined_cells): see `joined_cells`; ``value_names``
     (tree.value_names): see `Table.value_names`; ``carried_keys`` (tree.carried_keys): see
-    `Table.carried_keys_fit`."""
+    `Table.carried_keys_fit`; ``unit_cells`` (tree.unit_cells): a number and the unit written after it
+    ("0.180 $/h") are one value (`bound_units`)."""
+    original = lines
+    if unit_cells:
+        lines = [Line(**{**ln.__dict__, "text": bound_units(ln.text)}) if ln.kind == "text" else ln for ln in lines]
     taken: set[int] = set()
     replace: dict[int, Line] = {}
     side = _caption_side(lines)
@@ -776,7 +796,7 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
         taken.update(idx)
         taken.update(cap_idx)
         i = max(end, idx[-1] + 1)
-    return [replace[k] if k in replace else ln for k, ln in enumerate(lines) if k not in taken or k in replace]
+    return [replace[k] if k in replace else ln for k, ln in enumerate(original) if k not in taken or k in replace]
 
 
 def markdown_cells(line: str) -> list[str]:
