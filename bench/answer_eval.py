@@ -71,6 +71,23 @@ def _contexts(name: str, path: Path, params: dict, rebuild: bool = False) -> pl.
     return ctx
 
 
+# sections whose overrides need an index built with them (`dvc repro index`): the index on disk is then the variant's
+_INDEX_SECTIONS = ("tree", "index", "embed", "extract", "caption")
+
+
+def _base_contexts_saved(name: str, path: Path, base: dict, overrides: list[str], given: bool) -> None:
+    """--changed-by with a tree or index override compares against params.yaml's saved contexts: the index on
+    disk is the variant's, so base contexts retrieved now would be the variant's too (and saved under
+    params.yaml's key). Raises when they are not saved."""
+    if given or not any(o.split(".", 1)[0] in _INDEX_SECTIONS for o in overrides):
+        return
+    cached = OUT / "contexts" / f"{name}-{contexts_key(path, base)}.parquet"
+    if not cached.exists():
+        raise SystemExit(f"answer_eval: --changed-by {' '.join(overrides)}: no saved contexts of params.yaml for "
+                         f"{path.name} ({cached.name}); the index on disk is the variant's. Run `answer_eval.py run` "
+                         "on params.yaml first, with the index built from params.yaml (`dvc repro index`).")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     params = apply_overrides(load_params(ROOT / "params.yaml"), args.set)
     # --changed-by: the questions whose requests differ between params.yaml and params.yaml with those
@@ -91,6 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 _contexts(name, Path(path), params, args.rebuild_contexts)
             only_ids = None
             if changed_by is not None:  # given contexts serve both; else each its own (a retrieval change)
+                _base_contexts_saved(name, Path(path), base, args.changed_by, set_name in given)
                 base_ctx, changed_ctx = (ctx, ctx) if set_name in given else \
                     (_contexts(name, Path(path), base), _contexts(name, Path(path), changed_by))
                 only_ids = changed_questions(base, changed_by, read_questions(Path(path)), base_ctx,

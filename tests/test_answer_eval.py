@@ -318,3 +318,21 @@ def test_merge_writes_a_changed_by_run_and_its_base_as_one_whole_set_run(tmp_pat
     assert summary["score"] == pytest.approx(2.0 / 3) and summary["config"]["merged"]["changed"] == "variant"
     # a changed-by run is not a base: its rows would stand for the whole set
     assert cli.main(["merge", "again", "variant", "base", "--sets", "dev"]) == 1
+
+
+def test_changed_by_a_tree_override_needs_the_saved_contexts_of_params_yaml(tmp_path: Path, monkeypatch) -> None:
+    """The index on disk is the variant's after `dvc repro index`: base contexts retrieved from it would be the
+    variant's, saved under params.yaml's key. A retrieve-only override retrieves both from the same index."""
+    import bench.answer_eval as cli
+
+    monkeypatch.setattr(cli, "OUT", tmp_path)
+    questions = tmp_path / "dev_QA.csv"
+    questions.write_text("id,question\nd1,How much?\n")
+    base = {"tree": {"x": False}, "retrieve": {}, "answer": {}}
+    with pytest.raises(SystemExit, match="no saved contexts of params.yaml for dev_QA.csv"):
+        cli._base_contexts_saved("dev", questions, base, ["tree.x=true"], given=False)
+    cli._base_contexts_saved("dev", questions, base, ["retrieve.k=3"], given=False)  # same index: fine
+    cli._base_contexts_saved("dev", questions, base, ["tree.x=true"], given=True)  # contexts given: fine
+    (tmp_path / "contexts").mkdir()
+    pl.DataFrame({"a": [1]}).write_parquet(tmp_path / "contexts" / f"dev-{cli.contexts_key(questions, base)}.parquet")
+    cli._base_contexts_saved("dev", questions, base, ["tree.x=true"], given=False)  # saved: fine

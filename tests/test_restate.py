@@ -150,3 +150,26 @@ def test_a_copied_rounding_becomes_the_one_precise_number_it_rounds() -> None:
     assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "") == 1.2
     assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "kWh") == pytest.approx(1.23)
     assert more_precise(1.2, 1.2, ["PUE 1.2", "| Site | PUE |\n|---|---|\n| Iowa | 1.23 |"], "") == pytest.approx(1.23)
+
+
+def test_a_minus_sign_the_pointed_units_always_write_comes_back_unless_a_decrease_is_asked():
+    from stages.core.answer.record import ContextBlock
+    from stages.core.answer.restate import written_negative
+    from stages.core.answer.typed_reader import read_reply
+
+    # samsi2024 Table III (dev d960): "-34.66" in a "% change" column, read back as 34.66
+    row = "TABLE III: Effects of GPU power capping | 512 | Time 150W: 21.70 | Energy 150W: -34.66 | Token 150W: -17.83"
+    q = "What was the percent change in energy with a 150W power cap for an output length of 512?"
+    assert written_negative(34.66, [row], q)
+    assert not written_negative(21.70, [row], q)  # written without a sign
+    assert not written_negative(34.66, [row], "By what percent was energy reduced with a 150W cap?")
+    assert not written_negative(34.66, [row + " | saved 34.66 kWh"], q)  # written both ways: the copy decides
+    assert not written_negative(-34.66, [row], q)
+    units = [ContextBlock("samsi2024", row, "table")]
+    data = {"units": [1], "value": 34.66}
+    assert read_reply("numeric", "percent", data, units, question=q).value == "34.66"
+    assert read_reply("numeric", "percent", data, units, question=q, restate_sign=True).value == "-34.66"
+    # an operation with no second operand copies a: a gets the sign back too (d960's "difference", a 34.66, b 0)
+    op = {"units": [1], "operation": "difference", "a": 34.66, "b": 0}
+    assert read_reply("numeric", "percent", op, units, question=q).value == "34.66"
+    assert read_reply("numeric", "percent", op, units, question=q, restate_sign=True).value == "-34.66"

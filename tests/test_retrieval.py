@@ -445,7 +445,8 @@ def test_table_trim_quoted_keeps_the_row_whose_name_the_question_writes():
     question = ("What per-chip cost do Cottier et al. estimate for TPU v4 as the geometric mean of the "
                 "manufacturing-cost and equivalent-GPU-price approaches?")
     focus = {t: 1.0 for t in tokenize("geometric mean manufacturing cost equivalent gpu price estimate")}
-    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=20)
+    p = RetrieveParams(siblings=0, bm25_k=0, fusion="append", max_context_tokens=10_000, trim_table_tokens=20,
+                       trim_table_quoted=False)
     assert build_context(tree, dense, [], p, focus=focus, question=question)[0].node_ids == ["d:sec1:p3:s2"]
     quoted = RetrieveParams(**{**p.__dict__, "trim_table_quoted": True})
     kept = build_context(tree, dense, [], quoted, focus=focus, question=question)[0]

@@ -646,3 +646,28 @@ def test_a_number_and_the_unit_written_after_it_are_one_value():
     assert "| Memory bandwidth | 3.35 TB/s | 4.0 TB/s | 1.64 TB/s |" in md
     # prose with one number and unit is left alone
     assert bound_units("we used 80 GB of memory") == "we used 80 GB of memory"
+
+
+def test_group_names_before_the_row_names_column_name_a_repeated_sub_header():
+    # zschache2025 Table B5 (captioned below): two datasets, each with an energy and an accuracy column
+    src = lines(
+        PROSE_BEFORE,
+        "Dataset tomatoes emotion",
+        "Model Energy (Wh) Accuracy Energy (Wh) Accuracy",
+        "Linear BoW <0.01 0.59 <0.01 0.36",
+        "Llama 3.1 8B 4.12 0.87 4.46 0.56",
+        "DS Llama 70B 510.86 0.90 670.40 0.61",
+        "T able B5 Measurements of all models for the inference task on the tomatoes and emotion datasets",
+        PROSE_AFTER)
+    before = next(ln.text for ln in find_tables(src, grouped_header=True, name_numbers=True) if ln.kind == "table")
+    assert "| emotion Energy (Wh) |" not in before
+    md = next(ln.text for ln in find_tables(src, grouped_header=True, name_numbers=True, groups_above=True)
+              if ln.kind == "table").splitlines()
+    assert md[1] == "| Model | tomatoes Energy (Wh) | tomatoes Accuracy | emotion Energy (Wh) | emotion Accuracy |"
+    assert "| DS Llama 70B | 510.86 | 0.90 | 670.40 | 0.61 |" in md
+    # refused: a sub-header that does not repeat once per group over the values
+    odd = lines(PROSE_BEFORE, "Dataset news yelp", "Model Energy (Wh) Accuracy Time (s) Accuracy",
+                "Linear BoW 0.5 0.65 0.2 0.36", "Llama 3.1 8B 4.31 0.71 4.73 0.58",
+                "T able B4 Measurements on news and yelp", PROSE_AFTER)
+    assert next(ln.text for ln in find_tables(odd, groups_above=True) if ln.kind == "table") == \
+        next(ln.text for ln in find_tables(odd) if ln.kind == "table")

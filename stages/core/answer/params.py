@@ -74,6 +74,9 @@ class AnswerParams:
     # a number copied from a table record is swapped for the record's cell whose column name shares more of
     # the question's words (table_cells.py): the model finds the row, code picks the cell
     cell_from_header: bool = True
+    # a positive number the context writes only with a minus sign ("-34.66" in a "% change" column) gets
+    # it back, unless the question asks for a decrease as such ("what reduction"): restate.written_negative
+    restate_sign: bool = True
     # ref_id: the one document a question names ("According to Strubell et al. (2019)"), when the context holds it
     cite_named_doc: bool = True
     tidy_names: bool = True  # a name answer loses the question's "Which <kind>" words at its ends (names.py)

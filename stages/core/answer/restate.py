@@ -216,3 +216,19 @@ def more_precise(v: float, copied: float, texts: Sequence[str], unit: str) -> fl
              and _n_significant(mn.digits) > _n_significant(copied)
              and not (mn.unit in _SCALES and _SCALES[mn.unit][0] not in families)}
     return math.copysign(found.pop(), v) if len(found) == 1 else v
+
+
+# a question that asks for a decrease as such ("what reduction", "how much lower") takes its size, unsigned
+_ASKS_DECREASE = re.compile(r"\b(?:reduc|decreas|sav|drop|lower|less|fewer|cut|declin|shrink|smaller)", re.I)
+
+
+def written_negative(v: float, texts: Sequence[str], question: str) -> bool:
+    """Whether a positive number the model copied is written in ``texts`` (the context's units) only with a
+    minus sign ("-34.66" in a "% change" column, read back as 34.66: dev d960), for a question that does not
+    ask for a decrease as such (a "reduction" is a size)."""
+    if v <= 0 or _ASKS_DECREASE.search(question):
+        return False
+    digits = f"{v:f}".rstrip("0").rstrip(".")
+    signs = [m.group(1) for text in texts
+             for m in re.finditer(rf"(?<![\w.])([-−–]?)\s?{re.escape(digits)}0*(?![\d.])", text)]
+    return bool(signs) and all(signs)

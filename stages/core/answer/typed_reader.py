@@ -29,7 +29,7 @@ from stages.core.answer.names import tidy_name
 from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import OPERATION_FORMATS, NumberFormat
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.restate import more_precise, restate
+from stages.core.answer.restate import written_negative, more_precise, restate
 from stages.core.answer.table_cells import pick_cell
 from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
@@ -248,7 +248,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
                operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False,
                tf_threshold: float = 0.5, precise_numbers: bool = False, times_ranges: bool = False,
-               fill_missing_operand: bool = False) -> Reading:
+               fill_missing_operand: bool = False, restate_sign: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -263,6 +263,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     ``precise_numbers``: a copied rounding ("5.4 million") becomes the one number of the context it rounds
     (5.439 million, `restate.more_precise`). ``times_ranges``: a ratio whose operands are the two ends of a
     range of multipliers the context states ("10–15 times") is that range (`arithmetic.stated_times_range`).
+    ``restate_sign``: a positive number the context writes only with a minus sign gets it back, unless
+    the question asks for a decrease as such (`restate.written_negative`).
     """
     if not data:
         return Reading()
@@ -303,7 +305,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                                       expression=f"{lo:g} to {hi:g} times, as stated"), units,
                               lambda text: stated_times_range(lo, hi, [text]) is not None, evidence, narrow_pointers)
         return _operation_reading(data, pointers, evidence, question, unit, units, narrow_pointers, compute_decimals,
-                                  operation_from_wording, fill_missing_operand)
+                                  operation_from_wording, fill_missing_operand, restate_sign)
     raw = data.get("value")
     expression, operands, exact = "", (), None
     stated = _number(raw) if not isinstance(raw, str) else None
@@ -324,6 +326,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
             return Reading(pointers=pointers)
         if pick_cells and question:
             stated = pick_cell(question, stated, _table_texts(units, pointers))
+        if restate_sign and written_negative(stated, [u.text for u in units], question):
+            stated = -stated
         v = stated
         if restate_numbers:  # a JSON number or a plain number string (an expression is computed as written)
             exact = restate(stated, *_pointed_and_others(units, pointers), unit)
@@ -363,8 +367,9 @@ def _times_range(data: dict[str, Any], question: str, unit: str, units: Sequence
 
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
                        units: Sequence[ContextBlock], narrow: bool, decimals: int,
-                       from_wording: bool = False, fill_missing: bool = False) -> Reading:
-    """An `operation` reply computed in code; grounded when its operands are stated numbers."""
+                       from_wording: bool = False, fill_missing: bool = False, restate_sign: bool = False) -> Reading:
+    """An `operation` reply computed in code; grounded when its operands are stated numbers. ``restate_sign``:
+    an operation with no second operand copies a: its result gets the minus sign the units write back."""
     a, b = _number(data.get("a")), _number(data.get("b"))
     op = data.get("operation")
     if a is None or not isinstance(op, str):
@@ -376,6 +381,8 @@ def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence
     if done is None:
         return Reading(pointers=pointers, expression=f"{op}({a:g}, {b if b is None else f'{b:g}'})")
     v, expression = done
+    if restate_sign and not b and written_negative(v, [*pointed, *others], question):
+        v, expression = -v, f"{expression}, signed as the units write it"
     value = normalize_value(repr(v) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
         return Reading(pointers=pointers, expression=expression)

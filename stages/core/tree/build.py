@@ -214,7 +214,8 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
                                     grouped_header=params.grouped_header, group_labels=params.group_labels,
                                     nearest_header=params.nearest_header, key_column=params.key_column,
                                     joined_cells=params.joined_cells, value_names=params.value_names,
-                                    carried_keys=params.carried_keys, unit_cells=params.unit_cells)
+                                    carried_keys=params.carried_keys, unit_cells=params.unit_cells,
+                                    groups_above=params.groups_above)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

@@ -253,6 +253,32 @@ class Table:
     # tree.value_names: a header with exactly one name per value column (a version joined to its name: "TPU v1")
     # leaves the row names unnamed, when every row has one (cottier2024 Table 3: "H100 TPU v1 TPU v2 ...")
     value_names: bool = False
+    # tree.groups_above: group names before the row names' column and a sub-header repeated once per group
+    # ("news yelp" over "Model Energy (Wh) Accuracy Energy (Wh) Accuracy") name each column (`groups_above_columns`)
+    groups_above: bool = False
+
+    def groups_above_columns(self, k: int) -> list[str] | None:
+        """Column names from a header whose last chunks are a sub-header of two names or more repeated under g
+        groups ("Energy (Wh) Accuracy Energy (Wh) Accuracy") after the row names' column ("Model"), with the g
+        group names as the last g words before it ("Dataset tomatoes emotion", zschache2025 Tables B4, B5):
+        "tomatoes Energy (Wh)", "tomatoes Accuracy", ... The row names' column stays unnamed when its chunk reads
+        as no name (samsi2024 Table III's "Rate length % change % change % change", glued by its lower-case
+        words; its groups come out as "Time", "Energy", "Token"). None unless the repeats cover exactly the k
+        value columns."""
+        chunks = header_chunks(" ".join(self.header))
+        for g in (2, 3, 4):
+            n = k // g
+            if k % g or n < 2 or len(chunks) < k + 2:
+                continue
+            sub = chunks[-n:]
+            if chunks[-k:] != sub * g:
+                continue
+            before = " ".join(chunks[:-k - 1]).split()
+            if len(before) < g:
+                continue
+            label = chunks[-k - 1] if _name_like(chunks[-k - 1]) else ""  # "Rate length % change % change ..."
+            return [label, *(f"{grp} {name}" for grp in before[-g:] for name in sub)]
+        return None
 
     def carried_keys_fit(self) -> bool:
         """Rows under a key that only the first row of their group carries (a merged cell: "8 Mélange 1 2 1 1
@@ -422,6 +448,8 @@ class Table:
         """Column names: label column first, then one per value column (or one for all values)."""
         k = self.value_width()
         if self.grouped and (named := self.grouped_columns(k)):
+            return named
+        if self.groups_above and (named := self.groups_above_columns(k)):
             return named
         words = [h.split() for h in self.header]
         if self.key_column and k > 1 and len(words) > 1 and len(words[-1]) == k \
@@ -644,9 +672,10 @@ def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
 def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True,
                 dash_fillers: bool = False, bracketed: bool = False, name_numbers: bool = False,
                 grouped: bool = False, group_labels: bool = False, key_column: bool = False,
-                joined: bool = False, value_names: bool = False, carried_keys: bool = False) -> Table:
+                joined: bool = False, value_names: bool = False, carried_keys: bool = False,
+                groups_above: bool = False) -> Table:
     t = Table(caption, segment=segment, bracketed=bracketed, grouped=grouped, name_numbers=name_numbers,
-              key_column=key_column, value_names=value_names)
+              key_column=key_column, value_names=value_names, groups_above=groups_above)
     pending: list[str] = []
     starts: list[tuple[int, str]] = []  # with group_labels: (row, the label lines right above it)
     pieces = (unglued(lines[i].text) if segment else [lines[i].text] for i in idx)
@@ -669,7 +698,7 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool =
         # the header does not confirm: as before
         return _table_from(lines, caption, idx, segment, dash_fillers, name_numbers=name_numbers, grouped=grouped,
                            group_labels=group_labels, key_column=key_column, joined=joined,
-                           value_names=value_names, carried_keys=carried_keys)
+                           value_names=value_names, carried_keys=carried_keys, groups_above=groups_above)
     if name_numbers and not bracketed:
         t.name_numbers_fit()
     _label_groups(t, starts)
@@ -717,7 +746,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
                 caption_gap: int = 0, bracketed_columns: bool = False, name_numbers: bool = False,
                 grouped_header: bool = False, group_labels: bool = False,
                 nearest_header: bool = False, key_column: bool = False, joined_cells: bool = False,
-                value_names: bool = False, carried_keys: bool = False, unit_cells: bool = False) -> list[Line]:
+                value_names: bool = False, carried_keys: bool = False, unit_cells: bool = False,
+                groups_above: bool = False) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
     extraction already found is prepended to it. ``segment_header``: name the value columns from
@@ -735,7 +765,8 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     (tree.key_column): see `Table.key_column_fit`; ``joined_cells`` (tree.joined_cells): see `joined_cells`; ``value_names``
     (tree.value_names): see `Table.value_names`; ``carried_keys`` (tree.carried_keys): see
     `Table.carried_keys_fit`; ``unit_cells`` (tree.unit_cells): a number and the unit written after it
-    ("0.180 $/h") are one value (`bound_units`)."""
+    ("0.180 $/h") are one value (`bound_units`); ``groups_above`` (tree.groups_above): see
+    `Table.groups_above_columns`."""
     original = lines
     if unit_cells:
         lines = [Line(**{**ln.__dict__, "text": bound_units(ln.text)}) if ln.kind == "text" else ln for ln in lines]
@@ -787,7 +818,7 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
         table = _table_from(lines, caption, idx, segment_header, dash_fillers=past_gap, bracketed=bracketed_columns,
                             name_numbers=name_numbers, grouped=grouped_header, group_labels=group_labels,
                             key_column=key_column, joined=joined_cells, value_names=value_names,
-                            carried_keys=carried_keys)
+                            carried_keys=carried_keys, groups_above=groups_above)
         if past_gap and not table.names_every_column():
             i = end  # past a gap, only a table whose header names its columns (patterson2021 Table 4 does not)
             continue
