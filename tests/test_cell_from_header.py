@@ -41,3 +41,21 @@ def test_read_reply_picks_the_cell_only_when_asked_and_only_in_table_units():
     assert read_reply("numeric", "Wh", data, units, question=Q_10K).value == "1.271"
     prose = [ContextBlock("jegham2025", ROW)]  # the same words in a prose unit: not a table record
     assert read_reply("numeric", "Wh", data, prose, question=Q_10K, pick_cells=True).value == "1.271"
+
+
+def test_operands_from_two_records_take_b_from_a_s_record_under_b_s_column():
+    # xia2024 Table IV in the typed reader's view (dev d816): one record per measure, one cell per GPU
+    table = ("TABLE IV: ESTIMATED COST OF FINE-TUNING MIXTRAL\nCost ($/hr): A40 48GB = 0.79; A100 80GB = 1.67; "
+             "H100 80GB = 2.1\nCost ($): A40 48GB = 32.7; A100 80GB = 25.4; H100 80GB = 17.9")
+    from stages.core.answer.table_cells import same_record_operand
+
+    assert same_record_operand(17.9, 0.79, [table]) == 32.7
+    assert same_record_operand(17.9, 32.7, [table]) is None  # one record already
+    assert same_record_operand(2.1, 17.9, [table]) is None  # one column (H100), two measures: as asked
+    assert same_record_operand(17.9, 5.0, [table]) is None  # b in no record
+    units = [ContextBlock("xia2024", table, "table")]
+    q = ("Based on Table IV of Xia et al. (2024), how many dollars cheaper is fine-tuning sparse Mixtral on an H100 "
+         "than on an A40?")
+    data = {"units": [1], "operation": "difference", "a": 17.9, "b": 0.79}
+    assert read_reply("numeric", "USD", data, units, question=q).value == "17.11"
+    assert read_reply("numeric", "USD", data, units, question=q, same_record=True).value == "14.8"

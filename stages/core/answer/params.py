@@ -77,6 +77,9 @@ class AnswerParams:
     # a positive number the context writes only with a minus sign ("-34.66" in a "% change" column) gets
     # it back, unless the question asks for a decrease as such ("what reduction"): restate.written_negative
     restate_sign: bool = True
+    # operands copied from two records of one table under different columns: b is a's record's cell under b's
+    # column ("Cost ($)" for both GPUs, not one from "Cost ($/hr)"): table_cells.same_record_operand
+    same_record_operands: bool = True
     # ref_id: the one document a question names ("According to Strubell et al. (2019)"), when the context holds it
     cite_named_doc: bool = True
     tidy_names: bool = True  # a name answer loses the question's "Which <kind>" words at its ends (names.py)

@@ -90,3 +90,25 @@ def pick_cell(question: str, value: float, texts: Iterable[str]) -> float:
                 return winners.pop()
             return value
     return value
+
+
+def same_record_operand(a: float, b: float, texts: Iterable[str]) -> float | None:
+    """The cell to use as b when a and b were copied from two records of one table, under different columns:
+    the cell of a's record under b's column. Asked "how many dollars cheaper is fine-tuning on an H100 than on
+    an A40?", the reader took a = 17.9 from the "Cost ($)" record and b = 0.79 from "Cost ($/hr)" (dev d816):
+    one quantity compared across two columns, so b is a's record's A40 cell, 32.7. None unless a and b each
+    sit in exactly one record of the first table text holding both."""
+    for text in texts:
+        recs = [cells for cells in records(text) if len(cells) >= 2]
+        in_a = [r for r in recs if any(_same(c.value, a) for c in r)]
+        in_b = [r for r in recs if any(_same(c.value, b) for c in r)]
+        if not in_a or not in_b:
+            continue
+        if len(in_a) != 1 or len(in_b) != 1 or in_a[0] is in_b[0]:
+            return None
+        col_a = next(c.column for c in in_a[0] if _same(c.value, a))
+        col_b = next(c.column for c in in_b[0] if _same(c.value, b))
+        if col_a == col_b:
+            return None  # one column, two records: two quantities of one thing, as asked
+        return next((c.value for c in in_a[0] if c.column == col_b), None)
+    return None

@@ -30,7 +30,7 @@ from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import OPERATION_FORMATS, NumberFormat
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.restate import written_negative, more_precise, restate
-from stages.core.answer.table_cells import pick_cell
+from stages.core.answer.table_cells import pick_cell, same_record_operand
 from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
 from stages.core.index.vocab import CONVERSION_CONSTANTS
@@ -248,7 +248,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                explain_chars: int = EXPLAIN_MAX_CHARS, question: str = "", compute_decimals: int = 2,
                operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False,
                tf_threshold: float = 0.5, precise_numbers: bool = False, times_ranges: bool = False,
-               fill_missing_operand: bool = False, restate_sign: bool = False) -> Reading:
+               fill_missing_operand: bool = False, restate_sign: bool = False,
+               same_record: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -264,7 +265,9 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     (5.439 million, `restate.more_precise`). ``times_ranges``: a ratio whose operands are the two ends of a
     range of multipliers the context states ("10–15 times") is that range (`arithmetic.stated_times_range`).
     ``restate_sign``: a positive number the context writes only with a minus sign gets it back, unless
-    the question asks for a decrease as such (`restate.written_negative`).
+    the question asks for a decrease as such (`restate.written_negative`). ``same_record``: operands copied from
+    two records of one table under different columns: b becomes a's record's cell under b's column
+    (`table_cells.same_record_operand`).
     """
     if not data:
         return Reading()
@@ -305,7 +308,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                                       expression=f"{lo:g} to {hi:g} times, as stated"), units,
                               lambda text: stated_times_range(lo, hi, [text]) is not None, evidence, narrow_pointers)
         return _operation_reading(data, pointers, evidence, question, unit, units, narrow_pointers, compute_decimals,
-                                  operation_from_wording, fill_missing_operand, restate_sign)
+                                  operation_from_wording, fill_missing_operand, restate_sign, same_record)
     raw = data.get("value")
     expression, operands, exact = "", (), None
     stated = _number(raw) if not isinstance(raw, str) else None
@@ -367,7 +370,8 @@ def _times_range(data: dict[str, Any], question: str, unit: str, units: Sequence
 
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
                        units: Sequence[ContextBlock], narrow: bool, decimals: int,
-                       from_wording: bool = False, fill_missing: bool = False, restate_sign: bool = False) -> Reading:
+                       from_wording: bool = False, fill_missing: bool = False, restate_sign: bool = False,
+                       same_record: bool = False) -> Reading:
     """An `operation` reply computed in code; grounded when its operands are stated numbers. ``restate_sign``:
     an operation with no second operand copies a: its result gets the minus sign the units write back."""
     a, b = _number(data.get("a")), _number(data.get("b"))
@@ -377,6 +381,8 @@ def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence
     pointed, others = _pointed_and_others(units, pointers)
     if fill_missing and b == 0 and asks_two_numbers(op, question, unit):
         b = missing_operand(a, unit, pointed) or b  # the reply's b as the units state it, for grounding too
+    if same_record and b and op not in ("none", "product"):
+        b = same_record_operand(a, b, _table_texts(units, pointers)) or b
     done = compute(op, a, b, question, unit, pointed, others, decimals, from_wording)
     if done is None:
         return Reading(pointers=pointers, expression=f"{op}({a:g}, {b if b is None else f'{b:g}'})")
