@@ -112,3 +112,10 @@ def same_record_operand(a: float, b: float, texts: Iterable[str]) -> float | Non
             return None  # one column, two records: two quantities of one thing, as asked
         return next((c.value for c in in_a[0] if c.column == col_b), None)
     return None
+
+
+def only_cell(texts: Iterable[str]) -> float | None:
+    """The one numeric cell of the table records in ``texts`` (a pointed table row such as "Consumption:
+    Transformer (big) | CO 2e (lbs): 192"), or None when they hold none or several."""
+    cells = [c for text in texts for cells in records(text) for c in cells]
+    return cells[0].value if len(cells) == 1 else None

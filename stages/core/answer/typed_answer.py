@@ -173,7 +173,8 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
                                         tf_threshold=params.tf_threshold, precise_numbers=params.precise_numbers,
                                         times_ranges=params.times_ranges,
                                         fill_missing_operand=params.fill_missing_operand,
-                                        restate_sign=params.restate_sign, same_record=params.same_record_operands)
+                                        restate_sign=params.restate_sign, same_record=params.same_record_operands,
+                                        pointed_cell=params.pointed_cell)
             if not reading.is_blank:
                 readings[m].append((reading, units, level))
                 done[m] = (reading.grounded or not params.retry_ungrounded) and not (

@@ -30,7 +30,7 @@ from stages.core.answer.normalize import normalize_value
 from stages.core.answer.params import OPERATION_FORMATS, NumberFormat
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.restate import written_negative, more_precise, restate
-from stages.core.answer.table_cells import pick_cell, same_record_operand
+from stages.core.answer.table_cells import only_cell, pick_cell, same_record_operand
 from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
 from stages.core.index.vocab import CONVERSION_CONSTANTS
@@ -249,7 +249,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
                operation_from_wording: bool = False, pick_cells: bool = False, tidy_names: bool = False,
                tf_threshold: float = 0.5, precise_numbers: bool = False, times_ranges: bool = False,
                fill_missing_operand: bool = False, restate_sign: bool = False,
-               same_record: bool = False) -> Reading:
+               same_record: bool = False, pointed_cell: bool = False) -> Reading:
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; when given it decides
@@ -267,7 +267,8 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     ``restate_sign``: a positive number the context writes only with a minus sign gets it back, unless
     the question asks for a decrease as such (`restate.written_negative`). ``same_record``: operands copied from
     two records of one table under different columns: b becomes a's record's cell under b's column
-    (`table_cells.same_record_operand`).
+    (`table_cells.same_record_operand`). ``pointed_cell``: a copied number that no pointed unit states, when
+    the pointed units are table rows with one numeric cell among them, becomes that cell (`table_cells.only_cell`).
     """
     if not data:
         return Reading()
@@ -327,6 +328,10 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     else:
         if stated is None:
             return Reading(pointers=pointers)
+        if pointed_cell and pointers and not grounded_number(stated, numbers_in(evidence), unit, strict=True):
+            tables = [units[k - 1].text for k in pointers if units[k - 1].media == "table"]
+            if len(tables) == len(pointers) and (cell := only_cell(tables)) is not None:
+                stated = cell  # the pointed row has one number: the model copied another unit's
         if pick_cells and question:
             stated = pick_cell(question, stated, _table_texts(units, pointers))
         if restate_sign and written_negative(stated, [u.text for u in units], question):
@@ -371,7 +376,7 @@ def _times_range(data: dict[str, Any], question: str, unit: str, units: Sequence
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
                        units: Sequence[ContextBlock], narrow: bool, decimals: int,
                        from_wording: bool = False, fill_missing: bool = False, restate_sign: bool = False,
-                       same_record: bool = False) -> Reading:
+                       same_record: bool = False, pointed_cell: bool = False) -> Reading:
     """An `operation` reply computed in code; grounded when its operands are stated numbers. ``restate_sign``:
     an operation with no second operand copies a: its result gets the minus sign the units write back."""
     a, b = _number(data.get("a")), _number(data.get("b"))
