@@ -786,6 +786,7 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
             caption = f"{ln.text.strip()}: " + " ".join(lines[k].text for k in range(i + 1, end))
         caption = re.sub(r"(?<=[a-z])- (?=[a-z])", "", caption)  # 'com- mon' -> 'common'
         caption = re.sub(r"^T able\b", "Table", caption)  # searchable as the word the document wrote
+        caption = caption.replace(UNIT_JOIN, " ")  # a caption is text, never cells (unit_cells)
         neighbours = [k for k in ((end,) if ieee else (i - 1, end)) if 0 <= k < len(lines) and k not in taken]
         found = next((k for k in neighbours if lines[k].kind == "table"), None)
         if found is not None:
