@@ -266,13 +266,7 @@ class Table:
         words; its groups come out as "Time", "Energy", "Token"). None unless the repeats cover exactly the k
         value columns."""
         chunks = header_chunks(" ".join(self.header))
-        for g in (2, 3, 4):
-            n = k // g
-            if k % g or n < 2 or len(chunks) < k + 2:
-                continue
-            sub = chunks[-n:]
-            if chunks[-k:] != sub * g:
-                continue
+        for g, sub in _repeated_tails(chunks, k):
             before = " ".join(chunks[:-k - 1]).split()
             if len(before) < g:
                 continue
@@ -311,13 +305,7 @@ class Table:
         "Energy consumed (Wh)"); the first group's leading word chunk names the row labels ("Model"). None
         unless the repeats cover exactly the k value columns and the group names count g."""
         words = " ".join(self.header).split()
-        for g in (2, 3, 4):
-            n = k // g
-            if k % g or n < 2 or len(words) <= k:
-                continue
-            sub = words[-n:]
-            if words[-k:] != sub * g:
-                continue
+        for g, sub in _repeated_tails(words, k):
             groups = bracket_parts(" ".join(words[:-k]))
             if len(groups) != g:
                 continue
@@ -529,6 +517,20 @@ def header_chunks(header: str) -> list[str]:
             chunks.append(w)
         depth = max(0, depth + w.count("(") - w.count(")"))
     return chunks
+
+
+def _repeated_tails(items: list[str], k: int) -> list[tuple[int, list[str]]]:
+    """(g, sub) for each g of 2, 3, 4 whose sub-header ``sub`` (k / g items, two or more) repeats g times as the
+    last k of ``items``, with something before them: the two-level headers of `Table.grouped_columns` (words)
+    and `Table.groups_above_columns` (chunks)."""
+    found = []
+    for g in (2, 3, 4):
+        n = k // g
+        if k % g or n < 2 or len(items) <= k:
+            continue
+        if items[-k:] == items[-n:] * g:
+            found.append((g, items[-n:]))
+    return found
 
 
 _KEYED = re.compile(r"^(\d+(?:\.\d+)?)\s+(\D\S*(?:\s+\D\S*)*)$")  # "8 Mélange": a key, then a name
