@@ -13,6 +13,12 @@ def test_words_drop_stop_words_and_thousands_separators_and_split_hyphens():
         "training", "gshard-600b", "gshard", "600b", "used", "1287", "mwh", "gpt-3", "gpt", "3", "model"]
 
 
+def test_an_elision_mark_is_not_part_of_a_word():
+    # labels quote with "…" glued to the next or previous word; it must not hide the word
+    assert words("…measured efficiency datacenter… (p.3)") == ["measured", "efficiency", "datacenter", "p.3"]
+    assert tokenize("…datacenter") == tokenize("datacenter")
+
+
 def test_tokenize_splits_tokens_glued_by_pdf_extraction():
     assert tokenize("BERTbase V100x64") == ["bertbase", "bert", "base", "v100x64", "v100", "x64", "64"]
     assert tokenize("Transformerbig P100x8") == ["transformerbig", "transformer", "big", "p100x8", "p100", "x8", "8"]

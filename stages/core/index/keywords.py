@@ -32,6 +32,9 @@ from stages.core.index.vocab import (
 
 _TOKENIZER = NLTKWordTokenizer()
 _WORD = re.compile(r"[a-z0-9]")
+# Stripped from a token's ends: the tokenizer leaves an elision mark glued on ("…between"),
+# as in the labels' quotes, and such a word would never match the text it quotes.
+_EDGE_PUNCT = ".'\"\u2026"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _ACRONYM_SUFFIX = re.compile(r"([A-Z]{2,})([a-z]{3,})")
 _DIGIT_LETTER = re.compile(r"(?<=\d)(?=[A-Za-z])")
@@ -55,7 +58,7 @@ def words(text: str) -> list[str]:
     text = _THOUSANDS.sub("", text)
     out: list[str] = []
     for raw in _TOKENIZER.tokenize(text):
-        raw = raw.strip(".'\"")
+        raw = raw.strip(_EDGE_PUNCT)
         tok = raw.lower()
         if not tok or not _WORD.search(tok) or tok in STOP_WORDS:
             continue
@@ -73,7 +76,7 @@ def tokenize(text: str) -> list[str]:
     out: list[str] = []
     prev_number: str | None = None
     for raw in _TOKENIZER.tokenize(text):
-        raw = raw.strip(".'\"")
+        raw = raw.strip(_EDGE_PUNCT)
         tok = raw.lower()
         if prev_number is not None and tok in MAGNITUDES:
             big = scaled(prev_number, tok)
