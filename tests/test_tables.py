@@ -4,6 +4,7 @@ from __future__ import annotations
 from stages.core.extract.records import Line
 from stages.core.tree.tables import (
     Table,
+    TableRules,
     bracket_chunks,
     bound_units,
     header_chunks,
@@ -143,7 +144,7 @@ def test_glued_header_names_each_value_column_when_the_row_labels_line_up():
     assert t.columns() == ["Model / Hardware", "Power (W)", "Hours", "kWh ·PUE", "CO 2e", "Cloud compute cost"]
     assert t.cells()[1] == ["BERTbase V100x64", "12,041.51", "79", "1507", "1438", "$3751–$12,571"]
     assert "CO 2e: 1438" in table_row_sentences(t.markdown())[1]
-    flat = Table("Table 3: cost", [STRUBELL_T3_HEADER], list(STRUBELL_T3_ROWS), segment=False)
+    flat = Table("Table 3: cost", [STRUBELL_T3_HEADER], list(STRUBELL_T3_ROWS), rules=TableRules(segment_header=False))
     assert flat.columns() == ["Model", "Hardware Power (W) Hours kWh ·PUE CO 2e Cloud compute cost"]
 
 
@@ -209,7 +210,7 @@ XIA_T4 = lines(
 
 def test_ieee_caption_is_read_only_when_asked():
     assert [ln.kind for ln in find_tables(XIA_T4)] == ["text"] * len(XIA_T4)
-    out = find_tables(XIA_T4, ieee_captions=True)
+    out = find_tables(XIA_T4, TableRules(ieee_captions=True))
     assert [ln.kind for ln in out] == ["text", "table", "table", "text"]
     t4, t5 = out[1].text.splitlines(), out[2].text.splitlines()
     # the title lines in capitals are the caption; the mixed-case line under them is the header
@@ -226,7 +227,7 @@ def test_ieee_first_title_line_is_caption_even_when_it_ends_in_a_number():
     src = lines("TABLE III", "Values of alpha to calculate adjusted prefill (Model: OPT 2.7B)",
                 "Instance Type (GPU Model) α β avg. error rate (%)",
                 "g4dn.xlarge (T4) -0.185 24.35 4.47", "g5.2xlarge (A10G) -0.074 46.97 2.60")
-    out = find_tables(src, ieee_captions=True)
+    out = find_tables(src, TableRules(ieee_captions=True))
     assert len(out) == 1 and out[0].kind == "table"
     assert out[0].text.splitlines()[0] == "TABLE III: Values of alpha to calculate adjusted prefill (Model: OPT 2.7B)"
 
@@ -241,7 +242,7 @@ def test_first_header_line_names_the_columns_when_the_lines_under_it_are_fewer_w
     t.rows = [("Flan-T5-base", ["222M", "3.67"]), ("Flan-T5-large", ["750M", "7.68"])]
     assert len(t.columns()) == 2
     # flat (tree.table_columns: flat) keeps the whole header as one name, as before
-    flat = Table("TABLE V", header=["Model Batch Max", "Name"], rows=[("Qwen2-7B", ["8", "512"])], segment=False)
+    flat = Table("TABLE V", header=["Model Batch Max", "Name"], rows=[("Qwen2-7B", ["8", "512"])], rules=TableRules(segment_header=False))
     assert flat.columns() == ["Model", "Batch Max Name"]
 
 
@@ -272,9 +273,9 @@ MORRISON_T2 = lines(
 
 
 def test_a_table_after_the_captions_footnotes_is_found_only_with_a_caption_gap():
-    assert find_tables(MORRISON_T2, bracketed_columns=True) == find_tables(MORRISON_T2)  # gap 0: no table
+    assert find_tables(MORRISON_T2, TableRules(bracketed_columns=True)) == find_tables(MORRISON_T2)  # gap 0: no table
     assert [ln.kind for ln in find_tables(MORRISON_T2)] == ["text"] * len(MORRISON_T2)
-    out = find_tables(MORRISON_T2, caption_gap=3, bracketed_columns=True)
+    out = find_tables(MORRISON_T2, TableRules(caption_gap=3, bracketed_columns=True))
     assert [ln.kind for ln in out].count("table") == 1
     md = next(ln.text for ln in out if ln.kind == "table")
     rows = table_row_sentences(md)
@@ -286,7 +287,7 @@ def test_a_table_after_the_captions_footnotes_is_found_only_with_a_caption_gap()
     texts = [ln.text for ln in out if ln.kind == "text"]
     assert texts[1].startswith("* One of the original") and texts[3] == "7"
     assert texts[-1] == PROSE_AFTER
-    assert find_tables(MORRISON_T2, caption_gap=1, bracketed_columns=True) == find_tables(MORRISON_T2)  # 3 > 1
+    assert find_tables(MORRISON_T2, TableRules(caption_gap=1, bracketed_columns=True)) == find_tables(MORRISON_T2)  # 3 > 1
 
 
 def test_past_a_gap_only_a_table_whose_header_names_its_columns_is_taken():
@@ -301,7 +302,7 @@ def test_past_a_gap_only_a_table_whose_header_names_its_columns_is_taken():
         "Training time (days) 6.8 20 30 3.1 27 14.8",
         "Energy Consumption (MWh) 7.5 85.7 232 24.1 179 1,287",
         PROSE_AFTER)
-    assert find_tables(src, caption_gap=3, bracketed_columns=True) == find_tables(src)
+    assert find_tables(src, TableRules(caption_gap=3, bracketed_columns=True)) == find_tables(src)
     # the same rows right under the caption are a table, as before
     assert [ln.kind for ln in find_tables([src[0], *src[3:]])].count("table") == 1
 
@@ -314,7 +315,7 @@ def test_a_caption_gap_is_not_used_where_captions_sit_below_their_tables():
         "a prose line that runs on and on about the results of the experiment and more.",
         "Model Days", "BERT 3", "GPT 4", "Table 3: Third.",
         PROSE_AFTER)
-    tables = [ln.text.splitlines()[0] for ln in find_tables(src, caption_gap=3) if ln.kind == "table"]
+    tables = [ln.text.splitlines()[0] for ln in find_tables(src, TableRules(caption_gap=3)) if ln.kind == "table"]
     assert tables == ["Table 1: First.", "Table 3: Third."]
 
 
@@ -346,7 +347,7 @@ def test_durations_are_one_cell_only_when_asked():
 
 def test_a_bracketed_header_sets_the_value_columns_and_numbers_in_names_go_back_to_them():
     plain = next(ln.text for ln in find_tables(MORRISON_T2_ROWS) if ln.kind == "table")
-    md = next(ln.text for ln in find_tables(MORRISON_T2_ROWS, bracketed_columns=True) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(MORRISON_T2_ROWS, TableRules(bracketed_columns=True)) if ln.kind == "table")
     assert md != plain
     rows = table_row_sentences(md)
     assert "| OLMo 2 13B | Power Usage (MWh): 230 | Carbon Emissions (tCO2eq): 101 | Water Consumption (kL): 892 " \
@@ -364,7 +365,7 @@ def test_bracketed_columns_leave_a_table_whose_names_would_keep_three_numbers():
         "7B 269k 196 375 65 252",
         "Total 680k 459 813 159 843",
         PROSE_AFTER)
-    assert find_tables(src, bracketed_columns=True) == find_tables(src)
+    assert find_tables(src, TableRules(bracketed_columns=True)) == find_tables(src)
 
 
 # zschache2025 Table B2: a two-level header ("single double ratio" under each of two bracketed group names)
@@ -395,7 +396,7 @@ def test_version_and_size_numbers_go_back_to_the_model_name():
         PROSE_AFTER)
     before = table_row_sentences(next(ln.text for ln in find_tables(src) if ln.kind == "table"))
     assert "| Model: Llama |" in before[2]  # the split takes "3.1 8B" for values
-    rows = table_row_sentences(next(ln.text for ln in find_tables(src, name_numbers=True) if ln.kind == "table"))
+    rows = table_row_sentences(next(ln.text for ln in find_tables(src, TableRules(name_numbers=True)) if ln.kind == "table"))
     assert "| Model: Llama 3.1 8B | Energy (Wh): 4.31 | Accuracy: 0.71" in rows[2]
     assert "| Model: Jamba Mini 1.5 | Energy (Wh): 9.34 |" in rows[3]
     assert "| Model: DS Llama 70B | Energy (Wh): 483.73 |" in rows[4]
@@ -416,14 +417,14 @@ def test_plain_counts_and_tables_of_small_decimals_keep_their_values():
 
 
 def test_a_model_table_whose_every_row_has_name_numbers_takes_its_width_from_them():
-    t = next(ln.text for ln in find_tables(ZSCHACHE_B2, name_numbers=True) if ln.kind == "table")
+    t = next(ln.text for ln in find_tables(ZSCHACHE_B2, TableRules(name_numbers=True)) if ln.kind == "table")
     assert "| Llama 3.1 70B | 161.59 304.77 1.89 48.60 94.88 1.95 |" in t  # under the glued header, one cell
     assert "| DS Llama 70B | 2543.47 " in t and "| Jamba Mini 1.5 | 78.61 " in t
 
 
 def test_a_sub_header_repeated_under_group_names_names_each_column():
-    plain = next(ln.text for ln in find_tables(ZSCHACHE_B2, name_numbers=True) if ln.kind == "table")
-    md = next(ln.text for ln in find_tables(ZSCHACHE_B2, name_numbers=True, grouped_header=True) if ln.kind == "table")
+    plain = next(ln.text for ln in find_tables(ZSCHACHE_B2, TableRules(name_numbers=True)) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(ZSCHACHE_B2, TableRules(name_numbers=True, grouped_header=True)) if ln.kind == "table")
     assert md != plain
     rows = table_row_sentences(md)
     assert "| Model: Llama 3.1 70B | Duration (s) single: 161.59 | Duration (s) double: 304.77 | " \
@@ -434,7 +435,7 @@ def test_a_sub_header_repeated_under_group_names_names_each_column():
 
 def test_a_repeated_sub_header_without_one_group_name_per_repeat_is_not_used():
     t = Table("Table 3", ["Model Duration (s) single double single double"],
-              [("A", ["1", "2", "3", "4"]), ("B", ["5", "6", "7", "8"])], grouped=True)
+              [("A", ["1", "2", "3", "4"]), ("B", ["5", "6", "7", "8"])], rules=TableRules(grouped_header=True))
     assert t.grouped_columns(4) is None  # one bracketed group name for two repeats
     t.header = ["Model Duration (s) Energy (Wh) single double single double"]
     assert t.grouped_columns(4) == ["Model", "Duration (s) single", "Duration (s) double",
@@ -458,9 +459,9 @@ KHAN_T3 = lines(
 
 
 def test_label_lines_between_rows_name_a_group_when_row_names_repeat():
-    plain = next(ln.text for ln in find_tables(KHAN_T3, name_numbers=True) if ln.kind == "table")
+    plain = next(ln.text for ln in find_tables(KHAN_T3, TableRules(name_numbers=True)) if ln.kind == "table")
     assert "| After Optimization Llama 3.2 |" in plain and "\n| Qwen | 0.80" in plain  # which Qwen is which?
-    md = next(ln.text for ln in find_tables(KHAN_T3, name_numbers=True, group_labels=True) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(KHAN_T3, TableRules(name_numbers=True, group_labels=True)) if ln.kind == "table")
     assert "| Llama 3.2 (After Optimization) | 0.57" in md
     assert "| Qwen (After Optimization) | 0.80 0.81 0.80 0.81 0.004 |" in md
     assert "| Qwen | 0.77" in md  # the rows above the first label lines keep their names
@@ -468,7 +469,7 @@ def test_label_lines_between_rows_name_a_group_when_row_names_repeat():
 
 def test_label_lines_without_repeated_names_begin_the_next_row_name():
     # strubell2019 Table 1: "Training one model (GPU)" above rows that name nothing seen before
-    assert find_tables(STRUBELL_T1, group_labels=True) == find_tables(STRUBELL_T1)
+    assert find_tables(STRUBELL_T1, TableRules(group_labels=True)) == find_tables(STRUBELL_T1)
     src = lines(
         "Table 2: Rows whose own names are empty",
         "Method Cost",
@@ -478,7 +479,7 @@ def test_label_lines_without_repeated_names_begin_the_next_row_name():
         "2.5 0.40",
         "1.1 0.3",
         PROSE_AFTER)
-    md = next(ln.text for ln in find_tables(src, group_labels=True) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(src, TableRules(group_labels=True)) if ln.kind == "table")
     assert "| Amortized hardware | 2.5 | 0.40 |" in md  # an empty name repeats no name
     assert "(Amortized hardware)" not in md
 
@@ -496,10 +497,10 @@ def test_rows_under_a_long_run_of_short_lines_keep_the_line_right_above_as_heade
         PROSE_AFTER)
     before = next(ln.text for ln in find_tables(src) if ln.kind == "table")
     assert "Model GPUs" not in before  # the header was lost with the long run above it
-    md = next(ln.text for ln in find_tables(src, nearest_header=True) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(src, TableRules(nearest_header=True)) if ln.kind == "table")
     assert md.splitlines()[1] == "| Model | GPUs | Energy (Wh) | Accuracy |"
-    assert sum(ln.kind == "table" for ln in find_tables(src, nearest_header=True)) == 1
-    assert any(ln.text == "c o n t e n t z" for ln in find_tables(src, nearest_header=True))  # prose stays
+    assert sum(ln.kind == "table" for ln in find_tables(src, TableRules(nearest_header=True))) == 1
+    assert any(ln.text == "c o n t e n t z" for ln in find_tables(src, TableRules(nearest_header=True)))  # prose stays
 
 
 def test_unnamed_rows_are_named_by_their_first_value_when_the_header_then_names_each_column():
@@ -514,17 +515,17 @@ def test_unnamed_rows_are_named_by_their_first_value_when_the_header_then_names_
         PROSE_AFTER)
     before = next(ln.text for ln in find_tables(src) if ln.kind == "table")
     assert "|  | 2016 1100575.41 1369417.44 111604.62 30250.76 |" in before  # one cell for the whole row
-    md = next(ln.text for ln in find_tables(src, key_column=True) if ln.kind == "table").splitlines()
+    md = next(ln.text for ln in find_tables(src, TableRules(key_column=True)) if ln.kind == "table").splitlines()
     assert md[1].startswith("| Year | Electricity Generation Emission(Metric Ton) NOx | ")
     assert md[1].endswith(" Electricity Generation Emission(Metric Ton) VOC |")
     assert md[3] == "| 2016 | 1100575.41 | 1369417.44 | 111604.62 | 30250.76 |"
     # refused: repeated first values are no keys, and a header that cannot name the columns keeps the rows whole
     same = lines(PROSE_BEFORE, "Table 2: Runs.", "Year Energy Water", "2016 1.5 2.5 3.5", "2016 1.6 2.6 3.6",
                  PROSE_AFTER)
-    assert "| 2016 |" not in next(ln.text for ln in find_tables(same, key_column=True) if ln.kind == "table")
+    assert "| 2016 |" not in next(ln.text for ln in find_tables(same, TableRules(key_column=True)) if ln.kind == "table")
     wide = lines(PROSE_BEFORE, "Table 3: Runs.", "Output Time Energy Token Rate", "256 6.23 15.33 -21.82",
                  "512 6.51 21.70 -23.95", PROSE_AFTER)
-    assert next(ln.text for ln in find_tables(wide, key_column=True) if ln.kind == "table") == \
+    assert next(ln.text for ln in find_tables(wide, TableRules(key_column=True)) if ln.kind == "table") == \
         next(ln.text for ln in find_tables(wide) if ln.kind == "table")
 
 
@@ -541,7 +542,7 @@ def test_pieces_of_one_value_split_by_spaces_are_one_cell_again():
         PROSE_AFTER)
     before = next(ln.text for ln in find_tables(src) if ln.kind == "table")
     assert "| 1515.43 274,120 656,347 626,155 $942,973–$3,20 1,722 |" in before
-    md = next(ln.text for ln in find_tables(src, joined_cells=True) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(src, TableRules(joined_cells=True)) if ln.kind == "table")
     assert "| NAS P100x8 | 1515.43 | 274,120 | 656,347 | 626,155 | $942,973–$3,201,722 |" in md.splitlines()
     # a bracketed companion (interval, equivalent, change, deviation) and a power of ten stay with their number
     assert split_row("Altoona, IA 6.91 2.1 2.51(1.84, 3.17) 122% 1.52 (34000) 11.78", joined=True) == \
@@ -569,13 +570,13 @@ def test_a_header_naming_only_the_value_columns_names_them_and_a_cited_sentence_
     md = next(ln.text for ln in find_tables(src) if ln.kind == "table").splitlines()
     assert "[21, 22" not in " ".join(md)  # the sentence stays in the prose
     assert md[1] == "| H100 | TPU v1 TPU v2 TPU v3 TPU v4 |"  # without value_names: one name for all values
-    md = next(ln.text for ln in find_tables(src, value_names=True) if ln.kind == "table").splitlines()
+    md = next(ln.text for ln in find_tables(src, TableRules(value_names=True)) if ln.kind == "table").splitlines()
     assert md[1] == "|  | H100 | TPU v1 | TPU v2 | TPU v3 | TPU v4 |"
     assert md[5] == "| Geometric mean | - | $5,463 | $5,054 | $5,276 | $5,176 |"
     # refused: a chunk that is no name ("#") or is prose
     traces = lines(PROSE_BEFORE, "Table 4: Request traces used for evaluation.", "Trace # Requests lp lg",
                    "Azure-Conv 19366 1154.7 211.1", "Kimi-TA 23608 8560.0 182.1", PROSE_AFTER)
-    assert next(ln.text for ln in find_tables(traces, value_names=True) if ln.kind == "table") == \
+    assert next(ln.text for ln in find_tables(traces, TableRules(value_names=True)) if ln.kind == "table") == \
         next(ln.text for ln in find_tables(traces) if ln.kind == "table")
 
 
@@ -589,7 +590,7 @@ def test_a_bracketed_header_gives_no_number_to_a_row_name_ending_in_its_unit():
         "Memory Bandwidth (GB/s) 300 600 1935 3350",
         "FP16 (TFLOPS) 242 125 312 1979",
         PROSE_AFTER)
-    md = next(ln.text for ln in find_tables(src, bracketed_columns=True) if ln.kind == "table").splitlines()
+    md = next(ln.text for ln in find_tables(src, TableRules(bracketed_columns=True)) if ln.kind == "table").splitlines()
     assert "| Memory Bandwidth (GB/s) | 300 | 600 | 1935 | 3350 |" in md
     assert not any("(GB/s) 300" in row for row in md)
 
@@ -609,14 +610,14 @@ def test_rows_under_a_key_only_their_group_s_first_row_carries_take_that_key():
         PROSE_AFTER)
     before = next(ln.text for ln in find_tables(src) if ln.kind == "table").splitlines()
     assert "| H100-only | 3 22.548 38.33% |" in before  # which rate? nothing says
-    md = next(ln.text for ln in find_tables(src, carried_keys=True) if ln.kind == "table").splitlines()
+    md = next(ln.text for ln in find_tables(src, TableRules(carried_keys=True)) if ln.kind == "table").splitlines()
     assert "| 8 H100-only | 3 22.548 38.33% |" in md
     assert "| 1 A100-Only | 1 3.67 0% |" in md
     assert "| 8 Mélange | 1 2 1 1 13.906 N/A |" in md
     # refused: numbered rows whose names differ ("1 Intro", "2 Setup"), and groups whose names never repeat
     other = lines(PROSE_BEFORE, "Table 2: Steps.", "Step Time", "1 Intro 3.5", "Read 1.5", "2 Setup 4.5",
                   "Write 2.5", PROSE_AFTER)
-    assert next(ln.text for ln in find_tables(other, carried_keys=True) if ln.kind == "table") == \
+    assert next(ln.text for ln in find_tables(other, TableRules(carried_keys=True)) if ln.kind == "table") == \
         next(ln.text for ln in find_tables(other) if ln.kind == "table")
 
 
@@ -634,7 +635,7 @@ def test_a_number_and_the_unit_written_after_it_are_one_value():
         "Traffic (between continents)0.08 $/GB 0.02 $/GB 0.02 $/GB",
         PROSE_AFTER)
     assert not any(ln.kind == "table" and "T4 Spot" in ln.text for ln in find_tables(src))
-    out = find_tables(src, unit_cells=True)
+    out = find_tables(src, TableRules(unit_cells=True))
     md = next(ln.text for ln in out if ln.kind == "table").splitlines()
     assert "| T4 Spot | 0.180 $/h 0.395 $/h 0.134 $/h |" in md
     assert "| Traffic (between continents) | 0.08 $/GB 0.02 $/GB 0.02 $/GB |" in md
@@ -642,7 +643,7 @@ def test_a_number_and_the_unit_written_after_it_are_one_value():
     # a header that names each column gets one value with its unit per cell
     specs = lines(PROSE_BEFORE, "Table 1: Specifications.", "Name H100 H20 TPU",
                   "Memory capacity 80 GB 96 GB 32 GB", "Memory bandwidth 3.35 TB/s 4.0 TB/s 1.64 TB/s", PROSE_AFTER)
-    md = next(ln.text for ln in find_tables(specs, unit_cells=True) if ln.kind == "table").splitlines()
+    md = next(ln.text for ln in find_tables(specs, TableRules(unit_cells=True)) if ln.kind == "table").splitlines()
     assert "| Memory bandwidth | 3.35 TB/s | 4.0 TB/s | 1.64 TB/s |" in md
     # prose with one number and unit is left alone
     assert bound_units("we used 80 GB of memory") == "we used 80 GB of memory"
@@ -659,9 +660,9 @@ def test_group_names_before_the_row_names_column_name_a_repeated_sub_header():
         "DS Llama 70B 510.86 0.90 670.40 0.61",
         "T able B5 Measurements of all models for the inference task on the tomatoes and emotion datasets",
         PROSE_AFTER)
-    before = next(ln.text for ln in find_tables(src, grouped_header=True, name_numbers=True) if ln.kind == "table")
+    before = next(ln.text for ln in find_tables(src, TableRules(grouped_header=True, name_numbers=True)) if ln.kind == "table")
     assert "| emotion Energy (Wh) |" not in before
-    md = next(ln.text for ln in find_tables(src, grouped_header=True, name_numbers=True, groups_above=True)
+    md = next(ln.text for ln in find_tables(src, TableRules(grouped_header=True, name_numbers=True, groups_above=True))
               if ln.kind == "table").splitlines()
     assert md[1] == "| Model | tomatoes Energy (Wh) | tomatoes Accuracy | emotion Energy (Wh) | emotion Accuracy |"
     assert "| DS Llama 70B | 510.86 | 0.90 | 670.40 | 0.61 |" in md
@@ -669,5 +670,20 @@ def test_group_names_before_the_row_names_column_name_a_repeated_sub_header():
     odd = lines(PROSE_BEFORE, "Dataset news yelp", "Model Energy (Wh) Accuracy Time (s) Accuracy",
                 "Linear BoW 0.5 0.65 0.2 0.36", "Llama 3.1 8B 4.31 0.71 4.73 0.58",
                 "T able B4 Measurements on news and yelp", PROSE_AFTER)
-    assert next(ln.text for ln in find_tables(odd, groups_above=True) if ln.kind == "table") == \
+    assert next(ln.text for ln in find_tables(odd, TableRules(groups_above=True)) if ln.kind == "table") == \
         next(ln.text for ln in find_tables(odd) if ln.kind == "table")
+
+
+def test_table_rules_follow_every_tree_flag():
+    from dataclasses import fields, replace
+
+    from stages.core.tree.lines import TreeParams
+
+    on = TableRules.from_params(TreeParams())
+    flags = [f.name for f in fields(TableRules) if f.type in (bool, "bool")]
+    assert on.caption_gap == TreeParams().caption_gap_lines and on.segment_header
+    for name in flags:  # each rule is switched by its own tree param, and by nothing else
+        off = TableRules.from_params(replace(TreeParams(), **{name: False}) if hasattr(TreeParams, name)
+                                     else replace(TreeParams(), table_columns="flat"))
+        assert [f for f in flags if getattr(off, f) != getattr(on, f)] == [name]
+    assert TableRules.from_params(replace(TreeParams(), caption_gap_lines=0)).caption_gap == 0

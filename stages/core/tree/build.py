@@ -43,7 +43,7 @@ from stages.core.tree.lines import (
 )
 from stages.core.tree.paragraphs import Para, group_sections
 from stages.core.tree.sentences import SentenceSplitter, chunk_sentences, sentence_spans
-from stages.core.tree.tables import find_tables, table_row_sentences
+from stages.core.tree.tables import TableRules, find_tables, table_row_sentences
 
 # the tree's parts, re-exported for callers that import them from here
 __all__ = ["TreeParams", "Line", "DocInput", "Node", "NODE_SCHEMA", "clean_line", "join_lines", "chunk_sentences",
@@ -208,14 +208,7 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
     for doc in tqdm(docs, desc="build_tree: documents", unit="doc", disable=not progress, file=sys.stderr):
         doc.lines = drop_page_furniture(doc.lines, params.repeated_line_min_pages)
         if params.text_tables:
-            doc.lines = find_tables(doc.lines, segment_header=params.table_columns == "segment",
-                                    ieee_captions=params.ieee_captions, caption_gap=params.caption_gap_lines,
-                                    bracketed_columns=params.bracketed_columns, name_numbers=params.name_numbers,
-                                    grouped_header=params.grouped_header, group_labels=params.group_labels,
-                                    nearest_header=params.nearest_header, key_column=params.key_column,
-                                    joined_cells=params.joined_cells, value_names=params.value_names,
-                                    carried_keys=params.carried_keys, unit_cells=params.unit_cells,
-                                    groups_above=params.groups_above)
+            doc.lines = find_tables(doc.lines, TableRules.from_params(params))
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

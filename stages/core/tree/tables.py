@@ -26,10 +26,11 @@ whole header names the values together. Tables PDF extraction already found
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 from stages.core.extract.captions import FIGURE_CAPTION
 from stages.core.extract.records import Line
+from stages.core.tree.lines import TreeParams
 
 # "Table 3: ...", "TAB. 2. ..."; and "T able B2 Comparison ..." without the colon, the word split by a PDF font
 # (zschache2025). IEEE's bare "TABLE II" line (title on the next line) is not read as a caption: measured with
@@ -227,6 +228,61 @@ def _name_takes(label: str, values: list[str], k: int) -> tuple[str, list[str]]:
     return " ".join([label, *values[: len(values) - k]]).strip(), values[len(values) - k:]
 
 
+@dataclass(frozen=True)
+class TableRules:
+    """Which table-reading rules are on: params.yaml `tree`'s table flags (`from_params`), handed whole from
+    `find_tables` to `_table_from` and each `Table`. The defaults are the rules off (the tables before
+    issue 25), so a test turns on just the rule it checks. A new rule is a field here, one of the same name
+    in TreeParams, and its use."""
+
+    # tree.table_columns == "segment": name columns from a glued header (`header_chunks`), cut glued rows
+    # apart, read "0.871 ± 0.302" as one cell; False: the table as before issue 25
+    segment_header: bool = True
+    # a bare "TABLE IV" line with its title below it is a caption too, of the rows below the title
+    ieee_captions: bool = False
+    # tree.caption_gap_lines: a caption with no table right below it takes one that starts after up to this
+    # many footnote or page-number lines, which stay in the prose, when the header names each of its value
+    # columns; rows may then end in a lone "-". Not where tables are captioned below them
+    caption_gap: int = 0
+    # a header of bracketed names ("Power Usage (MWh) Carbon Emissions (tCO2eq) ...") sets the number of value
+    # columns; durations ("7 yrs, 10 mo") are cells; numbers in a row's name ("OLMo 2 13B") go back to the
+    # name (`Table.bracketed_fit`)
+    bracketed_columns: bool = False
+    # a model's version and size numbers belong to its row's name (`Table.name_numbers_fit`)
+    name_numbers: bool = False
+    # a header that ends in the same sub-header repeated under each group name ("Duration (s) Energy consumed
+    # (Wh) single double ratio single double ratio") names each value column by its group and sub-header
+    # (`Table.grouped_columns`)
+    grouped_header: bool = False
+    # label lines between a table's rows name a group of rows (`_label_groups`)
+    group_labels: bool = False
+    # rows under a run of more than MAX_HEADER_LINES short lines (zschache2025 Table B1, under a letter-spaced
+    # prompt) keep the line right above them as their header, where before they had none
+    nearest_header: bool = False
+    # unnamed rows are named by their first value (`Table.key_column_fit`), under a title that spans the last
+    # header line's names
+    key_column: bool = False
+    # pieces of one value that a space split apart are one cell again (`joined_cells`)
+    joined_cells: bool = False
+    # a header with exactly one name per value column (a version joined to its name: "TPU v1") leaves the row
+    # names unnamed, when every row has one (cottier2024 Table 3: "H100 TPU v1 TPU v2 ...")
+    value_names: bool = False
+    # a merged key cell ("8 Mélange ...") is carried down its group ("8 H100-only"; `Table.carried_keys_fit`)
+    carried_keys: bool = False
+    # a number and the unit written after it ("0.180 $/h") are one value (`bound_units`)
+    unit_cells: bool = False
+    # group names before the row names' column and a sub-header repeated once per group ("news yelp" over
+    # "Model Energy (Wh) Accuracy Energy (Wh) Accuracy") name each column (`Table.groups_above_columns`)
+    groups_above: bool = False
+
+    @classmethod
+    def from_params(cls, params: TreeParams) -> TableRules:
+        """The rules params.yaml's `tree` section turns on: each flag of the same name, and the two that are
+        named otherwise there (table_columns, caption_gap_lines)."""
+        same = {f.name: getattr(params, f.name) for f in fields(cls) if hasattr(params, f.name)}
+        return cls(**same, segment_header=params.table_columns == "segment", caption_gap=params.caption_gap_lines)
+
+
 @dataclass
 class Table:
     """A table found in text: caption, header lines and rows as (label, values)."""
@@ -234,28 +290,7 @@ class Table:
     caption: str
     header: list[str] = field(default_factory=list)
     rows: list[tuple[str, list[str]]] = field(default_factory=list)
-    # tree.table_columns == "segment": name columns from a glued header (`header_chunks`), cut glued rows
-    # apart, read "0.871 ± 0.302" as one cell; False: the table as before issue 25
-    segment: bool = True
-    # tree.bracketed_columns: a header of bracketed names ("Power Usage (MWh) Carbon Emissions (tCO2eq) ...")
-    # sets the number of value columns; durations ("7 yrs, 10 mo") are cells; numbers in a row's name
-    # ("OLMo 2 13B") go back to the name (`bracketed_fit`)
-    bracketed: bool = False
-    # tree.grouped_header: a header that ends in the same sub-header repeated under each group name
-    # ("Duration (s) Energy consumed (Wh) single double ratio single double ratio") names each value column
-    # by its group and sub-header (`grouped_columns`)
-    grouped: bool = False
-    # tree.name_numbers: a model's version and size numbers belong to its row's name (`name_numbers_fit`)
-    name_numbers: bool = False
-    # tree.key_column: unnamed rows are named by their first value (`key_column_fit`), under a title that
-    # spans the last header line's names
-    key_column: bool = False
-    # tree.value_names: a header with exactly one name per value column (a version joined to its name: "TPU v1")
-    # leaves the row names unnamed, when every row has one (cottier2024 Table 3: "H100 TPU v1 TPU v2 ...")
-    value_names: bool = False
-    # tree.groups_above: group names before the row names' column and a sub-header repeated once per group
-    # ("news yelp" over "Model Energy (Wh) Accuracy Energy (Wh) Accuracy") name each column (`groups_above_columns`)
-    groups_above: bool = False
+    rules: TableRules = field(default_factory=TableRules)  # which reading rules are on
 
     def groups_above_columns(self, k: int) -> list[str] | None:
         """Column names from a header whose last chunks are a sub-header of two names or more repeated under g
@@ -415,7 +450,7 @@ class Table:
         chunks = header_chunks(" ".join(self.header))
         labels = [label.split() for label, v in self.rows if v and label]
         def hides_value(t: str) -> bool:  # a model's version or size in its name ("Llama 3.1 8B") hides none
-            return _numeric(t) and not (self.name_numbers and _NAME_NUMBER.match(t))
+            return _numeric(t) and not (self.rules.name_numbers and _NAME_NUMBER.match(t))
         if k < 2 or not chunks or sum(any(hides_value(t) for t in w) for w in labels) * 2 > len(labels):
             return None  # numbers in the row labels ("LLaMA-33B 64.7 GB"): a value column hides there
         if len(chunks) == k + 1:
@@ -426,7 +461,7 @@ class Table:
         extra = len(chunks) - k
         if extra > 1 and extra == self.label_width():
             return [" / ".join(chunks[:extra]), *chunks[extra:]]
-        if self.value_names and len(labels) == sum(1 for _, v in self.rows if v):
+        if self.rules.value_names and len(labels) == sum(1 for _, v in self.rows if v):
             names = _versions_joined(chunks)
             if len(names) == k and all(_name_like(n) for n in names):
                 return ["", *names]  # the header names the value columns only ("H100 TPU v1 TPU v2 ...")
@@ -435,12 +470,12 @@ class Table:
     def columns(self) -> list[str]:
         """Column names: label column first, then one per value column (or one for all values)."""
         k = self.value_width()
-        if self.grouped and (named := self.grouped_columns(k)):
+        if self.rules.grouped_header and (named := self.grouped_columns(k)):
             return named
-        if self.groups_above and (named := self.groups_above_columns(k)):
+        if self.rules.groups_above and (named := self.groups_above_columns(k)):
             return named
         words = [h.split() for h in self.header]
-        if self.key_column and k > 1 and len(words) > 1 and len(words[-1]) == k \
+        if self.rules.key_column and k > 1 and len(words) > 1 and len(words[-1]) == k \
                 and any(_cuts_bracket(w) for w in words[:-1]):
             # a title over the last line's k names ("Year Electricity Generation Emission(Metric Ton)" over
             # "NOx SO2 PM2.5 VOC", han2024 Table 5): its first word names the row labels, the rest spans them all
@@ -454,16 +489,16 @@ class Table:
                     cols[j] = f"{cols[j]} {token}".strip()
             return cols
         flat = " ".join(self.header).split()
-        flat = _joined_plus_minus(flat) if self.segment else flat  # "Mean ± Std" names one column
+        flat = _joined_plus_minus(flat) if self.rules.segment_header else flat  # "Mean ± Std" names one column
         if len(flat) == k + 1:
             return flat
-        named = self.segmented_columns(k) if self.segment else None
+        named = self.segmented_columns(k) if self.rules.segment_header else None
         if named:
             return named
-        if self.segment and k > 1 and len(words) > 1 and len(words[0]) == k + 1 \
+        if self.rules.segment_header and k > 1 and len(words) > 1 and len(words[0]) == k + 1 \
                 and sum(len(w) for w in words[1:]) < k:
             return words[0]  # the first line names every column; the few words under it cannot be aligned
-        if self.bracketed and k > 1 and len(names := self.bracketed_names()) == k:
+        if self.rules.bracketed_columns and k > 1 and len(names := self.bracketed_names()) == k:
             return ["", *names]  # the rows' names have no column name of their own
         if len(flat) >= 2:
             return [flat[0], " ".join(flat[1:])]
@@ -671,20 +706,18 @@ def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
     return n <= MAX_HEADER_LINES
 
 
-def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool = True,
-                dash_fillers: bool = False, bracketed: bool = False, name_numbers: bool = False,
-                grouped: bool = False, group_labels: bool = False, key_column: bool = False,
-                joined: bool = False, value_names: bool = False, carried_keys: bool = False,
-                groups_above: bool = False) -> Table:
-    t = Table(caption, segment=segment, bracketed=bracketed, grouped=grouped, name_numbers=name_numbers,
-              key_column=key_column, value_names=value_names, groups_above=groups_above)
+def _table_from(lines: list[Line], caption: str, idx: list[int], rules: TableRules,
+                dash_fillers: bool = False) -> Table:
+    """The table of lines ``idx`` read with ``rules``; ``dash_fillers``: rows may end in a lone "-"."""
+    t = Table(caption, rules=rules)
     pending: list[str] = []
     starts: list[tuple[int, str]] = []  # with group_labels: (row, the label lines right above it)
-    pieces = (unglued(lines[i].text) if segment else [lines[i].text] for i in idx)
+    pieces = (unglued(lines[i].text) if rules.segment_header else [lines[i].text] for i in idx)
     for text in (piece for row in pieces for piece in row):
         if row_like(text, dash_fillers):
-            label, values = split_row(text, join_plus_minus=segment, durations=bracketed, joined=joined)
-            if pending and group_labels:  # a group's label or the start of this row's name: `_label_groups`
+            label, values = split_row(text, join_plus_minus=rules.segment_header,
+                                      durations=rules.bracketed_columns, joined=rules.joined_cells)
+            if pending and rules.group_labels:  # a group's label or the start of this row's name: `_label_groups`
                 starts.append((len(t.rows), " ".join(pending)))
             else:
                 label = " ".join([*pending, label]).strip()
@@ -696,17 +729,15 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], segment: bool =
             pending.append(text)  # a group label ('Training one model (GPU)') or a wrapped row label
     if pending:
         t.rows.append((" ".join(pending), []))
-    if bracketed and not t.bracketed_fit():
+    if rules.bracketed_columns and not t.bracketed_fit():
         # the header does not confirm: as before
-        return _table_from(lines, caption, idx, segment, dash_fillers, name_numbers=name_numbers, grouped=grouped,
-                           group_labels=group_labels, key_column=key_column, joined=joined,
-                           value_names=value_names, carried_keys=carried_keys, groups_above=groups_above)
-    if name_numbers and not bracketed:
+        return _table_from(lines, caption, idx, replace(rules, bracketed_columns=False), dash_fillers)
+    if rules.name_numbers and not rules.bracketed_columns:
         t.name_numbers_fit()
     _label_groups(t, starts)
-    if carried_keys:
+    if rules.carried_keys:
         t.carried_keys_fit()
-    if key_column:
+    if rules.key_column:
         t.key_column_fit()
     return t
 
@@ -744,33 +775,13 @@ def _caption_side(lines: list[Line]) -> int | None:
     return None if votes == 0 else -1 if votes < 0 else 1
 
 
-def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: bool = False,
-                caption_gap: int = 0, bracketed_columns: bool = False, name_numbers: bool = False,
-                grouped_header: bool = False, group_labels: bool = False,
-                nearest_header: bool = False, key_column: bool = False, joined_cells: bool = False,
-                value_names: bool = False, carried_keys: bool = False, unit_cells: bool = False,
-                groups_above: bool = False) -> list[Line]:
+def find_tables(lines: list[Line], rules: TableRules = TableRules()) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
-    extraction already found is prepended to it. ``segment_header``: name the value columns from
-    a glued header (`Table.segmented_columns`). ``ieee_captions``: a bare "TABLE IV" line with its
-    title below it is a caption too, of the rows below the title (tree.ieee_captions). ``caption_gap``
-    (tree.caption_gap_lines): a caption with no table right below it takes one that starts after up to
-    this many footnote or page-number lines, which stay in the prose, when the header names each of its
-    value columns; rows may then end in a lone "-" (a missing value). Not in documents that caption their
-    tables below them (the rows after a gap there are the next table's). ``bracketed_columns``
-    (tree.bracketed_columns): see `Table.bracketed_fit`; ``name_numbers`` (tree.name_numbers): see
-    `Table.name_numbers_fit`; ``grouped_header`` (tree.grouped_header): see `Table.grouped_columns`;
-    ``group_labels`` (tree.group_labels): see `_label_groups`. ``nearest_header`` (tree.nearest_header): rows
-    under a run of more than MAX_HEADER_LINES short lines (zschache2025 Table B1, under a letter-spaced prompt)
-    keep the line right above them as their header, where before they had none. ``key_column``
-    (tree.key_column): see `Table.key_column_fit`; ``joined_cells`` (tree.joined_cells): see `joined_cells`; ``value_names``
-    (tree.value_names): see `Table.value_names`; ``carried_keys`` (tree.carried_keys): see
-    `Table.carried_keys_fit`; ``unit_cells`` (tree.unit_cells): a number and the unit written after it
-    ("0.180 $/h") are one value (`bound_units`); ``groups_above`` (tree.groups_above): see
-    `Table.groups_above_columns`."""
+    extraction already found is prepended to it. ``rules``: which reading rules are on (`TableRules`, each
+    field says what its rule does; the default is all off but `segment_header`)."""
     original = lines
-    if unit_cells:
+    if rules.unit_cells:
         lines = [Line(**{**ln.__dict__, "text": bound_units(ln.text)}) if ln.kind == "text" else ln for ln in lines]
     taken: set[int] = set()
     replace: dict[int, Line] = {}
@@ -778,7 +789,7 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
     i = 0
     while i < len(lines):
         ln = lines[i]
-        ieee = ieee_captions and ln.kind == "text" and bool(IEEE_CAPTION.match(ln.text))
+        ieee = rules.ieee_captions and ln.kind == "text" and bool(IEEE_CAPTION.match(ln.text))
         if ln.kind != "text" or i in taken or not (ieee or TABLE_CAPTION.match(ln.text)):
             i += 1
             continue
@@ -799,15 +810,15 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
             i = end
             continue
         cap_idx = set(range(i, end))
-        above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, ieee_captions,
-                                     nearest_header=nearest_header)
-        below = _run(lines, end, 1, taken | cap_idx, ieee_captions)
+        above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, rules.ieee_captions,
+                                     nearest_header=rules.nearest_header)
+        below = _run(lines, end, 1, taken | cap_idx, rules.ieee_captions)
         n_up = sum(row_like(lines[k].text) for k in above)
         dashes = False  # the rows below were found past a gap (their rows may end in a lone "-")
-        if caption_gap and not below and side != -1 and n_up < 2:
-            start = _after_gap(lines, end, caption_gap, taken | cap_idx)
+        if rules.caption_gap and not below and side != -1 and n_up < 2:
+            start = _after_gap(lines, end, rules.caption_gap, taken | cap_idx)
             if start > end:
-                below = _run(lines, start, 1, taken | cap_idx, ieee_captions, dash_fillers=True)
+                below = _run(lines, start, 1, taken | cap_idx, rules.ieee_captions, dash_fillers=True)
                 dashes = bool(below)
         n_down = sum(row_like(lines[k].text, dashes) for k in below)
         if min(n_up, n_down) >= 2 and side is not None:
@@ -818,10 +829,7 @@ def find_tables(lines: list[Line], segment_header: bool = True, ieee_captions: b
             i = end
             continue
         past_gap = dashes and idx is below
-        table = _table_from(lines, caption, idx, segment_header, dash_fillers=past_gap, bracketed=bracketed_columns,
-                            name_numbers=name_numbers, grouped=grouped_header, group_labels=group_labels,
-                            key_column=key_column, joined=joined_cells, value_names=value_names,
-                            carried_keys=carried_keys, groups_above=groups_above)
+        table = _table_from(lines, caption, idx, rules, dash_fillers=past_gap)
         if past_gap and not table.names_every_column():
             i = end  # past a gap, only a table whose header names its columns (patterson2021 Table 4 does not)
             continue
