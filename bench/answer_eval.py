@@ -54,7 +54,9 @@ from stages.core.llm.session import llm_session  # noqa: E402
 OUT = ROOT / "bench" / "results" / "answer_eval"
 SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" / "wattbot" / "train_QA.csv",
         # questions on the kinds of tables that still failed in v15, written for issue 25 (not in dev's score)
-        "dev_tables": ROOT / "data" / "wattbot" / "dev_tables_QA.csv"}
+        "dev_tables": ROOT / "data" / "wattbot" / "dev_tables_QA.csv",
+        # table cells drawn at random (bench/sample_table_cells.py), written in session 42 after every rule: held out
+        "heldout_tables": ROOT / "data" / "wattbot" / "heldout_tables_QA.csv"}
 
 
 def _contexts(name: str, path: Path, params: dict, rebuild: bool = False) -> pl.DataFrame:
@@ -295,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--name", required=True, help="results folder name of this configuration")
     run.add_argument("-S", "--set", action="append", default=[], help="override section.key=value (repeatable)")
     run.add_argument("--n", type=int, default=None, help="ensemble size (default: params.yaml)")
-    run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train, dev_tables or a labelled CSV path")
+    run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train, dev_tables, heldout_tables or a labelled CSV path")
     run.add_argument("--rebuild-contexts", action="store_true",
                      help="retrieve the contexts again (after a change to the retrieval code or the index)")
     run.add_argument("--contexts", nargs="+", default=[], metavar="SET=PARQUET",
