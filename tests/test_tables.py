@@ -679,11 +679,12 @@ def test_table_rules_follow_every_tree_flag():
 
     from stages.core.tree.lines import TreeParams
 
-    on = TableRules.from_params(TreeParams())
+    base = TreeParams()
+    on = TableRules.from_params(base)
     flags = [f.name for f in fields(TableRules) if f.type in (bool, "bool")]
-    assert on.caption_gap == TreeParams().caption_gap_lines and on.segment_header
+    assert on.caption_gap == base.caption_gap_lines and on.segment_header
     for name in flags:  # each rule is switched by its own tree param, and by nothing else
-        off = TableRules.from_params(replace(TreeParams(), **{name: False}) if hasattr(TreeParams, name)
-                                     else replace(TreeParams(), table_columns="flat"))
-        assert [f for f in flags if getattr(off, f) != getattr(on, f)] == [name]
+        flipped = (replace(base, **{name: not getattr(base, name)}) if hasattr(base, name)
+                   else replace(base, table_columns="flat"))
+        assert [f for f in flags if getattr(TableRules.from_params(flipped), f) != getattr(on, f)] == [name]
     assert TableRules.from_params(replace(TreeParams(), caption_gap_lines=0)).caption_gap == 0

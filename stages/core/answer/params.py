@@ -82,7 +82,7 @@ class AnswerParams:
     same_record_operands: bool = True
     # a copied number no pointed unit states, when the pointed units are table rows with one numeric cell among
     # them, becomes that cell (the model points at the right row and copies another unit's number)
-    pointed_cell: bool = True
+    pointed_cell: bool = False
     # ref_id: the one document a question names ("According to Strubell et al. (2019)"), when the context holds it
     cite_named_doc: bool = True
     tidy_names: bool = True  # a name answer loses the question's "Which <kind>" words at its ends (names.py)

@@ -39,8 +39,8 @@ class TreeParams:
     nearest_header: bool = True  # rows under a too-long run of short lines keep the line right above as header
     key_column: bool = True  # unnamed rows' distinct first values name them when the header then names each column
     value_names: bool = True  # a header naming each value column only ("H100 TPU v1 ...") leaves row names unnamed
-    carried_keys: bool = True  # "8 Mélange ..." over "H100-only ...": the group's rows take its key ("8 H100-only")
-    groups_above: bool = True  # "news yelp" over "Model Energy (Wh) Accuracy Energy (Wh) Accuracy" names each column
+    carried_keys: bool = False  # "8 Mélange ..." over "H100-only ...": the group's rows take its key ("8 H100-only")
+    groups_above: bool = False  # "news yelp" over "Model Energy (Wh) Accuracy Energy (Wh) Accuracy" names each column
     unit_cells: bool = True  # a number and the unit after it ("0.180 $/h", "80 GB") are one cell (tables.bound_units)
     joined_cells: bool = True  # pieces of one value a space split apart are one cell ("0.61 (13800)", tables.joined_cells)
 
