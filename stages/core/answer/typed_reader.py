@@ -376,7 +376,7 @@ def _times_range(data: dict[str, Any], question: str, unit: str, units: Sequence
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
                        units: Sequence[ContextBlock], narrow: bool, decimals: int,
                        from_wording: bool = False, fill_missing: bool = False, restate_sign: bool = False,
-                       same_record: bool = False, pointed_cell: bool = False) -> Reading:
+                       same_record: bool = False) -> Reading:
     """An `operation` reply computed in code; grounded when its operands are stated numbers. ``restate_sign``:
     an operation with no second operand copies a: its result gets the minus sign the units write back."""
     a, b = _number(data.get("a")), _number(data.get("b"))
