@@ -165,6 +165,12 @@ def test_a_minus_sign_the_pointed_units_always_write_comes_back_unless_a_decreas
     assert not written_negative(34.66, [row], "By what percent was energy reduced with a 150W cap?")
     assert not written_negative(34.66, [row + " | saved 34.66 kWh"], q)  # written both ways: the copy decides
     assert not written_negative(-34.66, [row], q)
+    # the dash of a range is no minus sign, and 95 is also written "95.00" (never "950")
+    sm = "What average SM utilization did LLaMA 65B reach with 4 shards at an output length of 256?"
+    assert not written_negative(95.0, ["SM utilization was in the 94%-95% range"], sm)
+    assert not written_negative(95.0, ["SM utilization was in the 94%-95% range", "| 4 256 23.36 95.00 |"], sm)
+    assert not written_negative(5.0, ["between 10-5 and 20"], sm) and written_negative(5.0, ["a change of (-5)"], sm)
+    assert not written_negative(95.0, ["a change of -950"], sm) and written_negative(95.0, ["change: -95.00 |"], sm)
     units = [ContextBlock("samsi2024", row, "table")]
     data = {"units": [1], "value": 34.66}
     assert read_reply("numeric", "percent", data, units, question=q).value == "34.66"

@@ -9,6 +9,7 @@ from stages.core.tree.tables import (
     bound_units,
     header_chunks,
     find_tables,
+    label_like,
     row_like,
     split_row,
     unglued,
@@ -672,6 +673,44 @@ def test_group_names_before_the_row_names_column_name_a_repeated_sub_header():
                 "T able B4 Measurements on news and yelp", PROSE_AFTER)
     assert next(ln.text for ln in find_tables(odd, TableRules(groups_above=True)) if ln.kind == "table") == \
         next(ln.text for ln in find_tables(odd) if ln.kind == "table")
+
+
+def test_a_sentence_ending_in_a_citation_is_prose_and_a_header_may_end_in_an_abbreviation():
+    # a table captioned below it (fernandez2025 Table 3 in outline): the footnote above its header ends in a
+    # citation, "(Rasley et al., 2020).", which ends in a number and so read as a row
+    lengths = lines(
+        "we consider a peak of 309.7 TFLOPS and a",
+        "300W TDP power draw; and estimate theoretical inference",
+        "FLOPs with the DeepSpeed profiler (Rasley et al., 2020).",
+        "Task Mean ± Std Max Output",
+        "Translation 49.96 ± 39.39 550 64",
+        "Summarization 838.49 ± 400.70 2386 64",
+        "Table 3: Tokenized Input and Output Length Statistics",
+        PROSE_AFTER)
+    assert row_like("FLOPs with the DeepSpeed profiler (Rasley et al., 2020).")
+    assert not row_like("FLOPs with the DeepSpeed profiler (Rasley et al., 2020).", abbreviations=True)
+    before = next(ln.text for ln in find_tables(lengths) if ln.kind == "table").splitlines()
+    assert "| Task Mean ± Std Max Output Translation | 49.96 ± 39.39 550 64 |" in before
+    md = next(ln.text for ln in find_tables(lengths, TableRules(segment_header=True, abbreviated_ends=True))
+              if ln.kind == "table").splitlines()
+    assert md[1:] == ["| Task | Mean ± Std | Max | Output |", "|---|---|---|---|",
+                      "| Translation | 49.96 ± 39.39 | 550 | 64 |", "| Summarization | 838.49 ± 400.70 | 2386 | 64 |"]
+    # a header ending in a capitalised abbreviation ("Util.") read as a sentence's end was lost (samsi2024 IV)
+    util = lines(PROSE_BEFORE, "work in this area.", "Model Shards Output Length Max. Memory Util. Avg. SM Util.",
+                 "4 256 23.36 95.00", "4 512 24.54 98.81", "TABLE IV: A100 Utilization: GPU utilization.", PROSE_AFTER)
+    assert "Util." not in next(ln.text for ln in find_tables(util) if ln.kind == "table")
+    md = next(ln.text for ln in find_tables(util, TableRules(abbreviated_ends=True)) if ln.kind == "table")
+    assert "Max. Memory Util. Avg. SM Util." in md and "work in this area" not in md
+    # a lower-case last word stays a sentence's end: "small." is prose, not a header
+    assert not label_like("small.", abbreviations=True) and label_like("Avg. SM Util.", abbreviations=True)
+    assert not label_like("the models are small.", abbreviations=True)
+
+
+def test_a_number_and_its_magnitude_word_end_a_row_as_one_value():
+    row = "Llama 3.2 1B 0.003 1.0 0.004 1.38 258 bil."
+    assert not row_like(row) and row_like(row, abbreviations=True)
+    assert split_row(row, abbreviations=True)[1][-2:] == ["1.38", "258 bil."]
+    assert split_row("8 0.036 12.64 21.5 mil.", abbreviations=True) == ("", ["8", "0.036", "12.64", "21.5 mil."])
 
 
 def test_table_rules_follow_every_tree_flag():

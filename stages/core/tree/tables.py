@@ -43,6 +43,11 @@ _SUFFIX = re.compile(r"(?<=\d)(?:[kKMBGx×]|[eE][+\-]?\d+)(?=[^A-Za-z]*$)")
 _FILLER = {"±", "-", "–", "—", "n/a", "na", "n.a.", "/", "×", "x", "*", "†", "‡", "✓", "✗"}
 _PROSE_WORDS = {"the", "a", "an", "of", "and", "to", "in", "is", "are", "for", "that", "with", "on", "as", "by",
                 "we", "this", "was", "were", "from", "which", "be", "it", "our", "their", "these", "has", "have"}
+# a magnitude word written after a number ("258 bil.", "647 mil."): one cell with it (tree.abbreviated_ends)
+_MAGNITUDES = {"bil.", "mil.", "bn.", "mn.", "tril.", "thou."}
+# a line's last word a capitalised word cut short by a period ("Util.", "Avg."): an abbreviation in a header (a
+# lower-case one, "freq.", cannot be told from a sentence's last word, "small.", so it is not read as one)
+_ABBREVIATED_END = re.compile(r"(?:^|\s)[A-Z][A-Za-z]{1,7}\.$")
 _HEADING = re.compile(r"^\d{1,2}(?:\.\d{1,2})*\.?\s+[A-Z][a-z]+(?:\s+[A-Za-z]+)*$")  # '2.1 Setup'
 # IEEE's caption: a bare "TABLE IV" line, the title on the lines after it (often in capitals), the table below
 IEEE_CAPTION = re.compile(r"^TABLE\s+(?:[IVXL]+|\d+)\s*$")
@@ -79,15 +84,23 @@ def _is_number(tok: str) -> bool:
     return _numeric(tok) or tok.lower() in _FILLER
 
 
-def row_like(text: str, dash_fillers: bool = False) -> bool:
+def row_like(text: str, dash_fillers: bool = False, abbreviations: bool = False) -> bool:
     """A table row: ends in a number, or numbers make up at least 40% of its tokens (2 or more).
     A line ending in "-" is a word broken across lines ("Trans-"), unless ``dash_fillers`` and the
-    dash stands alone: a missing value ("Llama 2 7B 81 31 6 yrs, 1 mo - -", morrison2025 Table 2)."""
+    dash stands alone: a missing value ("Llama 2 7B 81 31 6 yrs, 1 mo - -", morrison2025 Table 2).
+    ``abbreviations``: a number and its magnitude word end a row ("1.38 258 bil."); a citation closing a
+    sentence ("... profiler (Rasley et al., 2020).") ends prose."""
     toks = text.split()
     if len(toks) < 2:  # a lone number is a page number or a footnote mark
         return False
     if text.endswith("-") and not (dash_fillers and toks[-1] == "-"):
         return False
+    if abbreviations:
+        if text.endswith(")."):
+            return False
+        if toks[-1].lower() in _MAGNITUDES and _numeric(toks[-2]):
+            toks = toks[:-1]
+            text = " ".join(toks)
     if text.endswith(".") and (not _numeric(toks[-1].rstrip(".")) or text.endswith("].")):
         return False  # a sentence end ('... (see Fig. 3).', '... listed in Table 4 [21, 22, 23, 24].')
     if sum(t.lower() in _PROSE_WORDS for t in toks) >= 3:
@@ -101,8 +114,10 @@ def row_like(text: str, dash_fillers: bool = False) -> bool:
     return real >= 2 and nums / len(toks) >= 0.4
 
 
-def label_like(text: str, max_chars: int = 100) -> bool:
-    """A short line that can be a header or a row label inside a table, not prose (nor a footnote URL)."""
+def label_like(text: str, max_chars: int = 100, abbreviations: bool = False) -> bool:
+    """A short line that can be a header or a row label inside a table, not prose (nor a footnote URL).
+    ``abbreviations``: a line of no prose words may end in a capitalised abbreviation ("Max. Memory Util."); a
+    line ending in a citation's ")." is prose."""
     if not text or len(text) > max_chars or TABLE_CAPTION.match(text) or FIGURE_CAPTION.match(text):
         return False
     if re.search(r"https?:|www\.|@", text):
@@ -115,6 +130,10 @@ def label_like(text: str, max_chars: int = 100) -> bool:
         return False
     if _HEADING.match(text):
         return False
+    if abbreviations and text.endswith(")."):
+        return False  # a sentence ending in a citation ("(Rasley et al., 2020).")
+    if abbreviations and prose == 0 and _ABBREVIATED_END.search(text):
+        return True
     return not re.search(r"[a-z]{3,}[.!?]$|\d\]\.$", text)  # a sentence end (after a citation: "[21, 24].")
 
 
@@ -134,14 +153,19 @@ def _duration_start(toks: list[str], i: int) -> int | None:
 
 
 def split_row(text: str, join_plus_minus: bool = True, durations: bool = False,
-              joined: bool = False) -> tuple[str, list[str]]:
+              joined: bool = False, abbreviations: bool = False) -> tuple[str, list[str]]:
     """(label, values): the trailing run of numbers are the values ('Human life, avg, 1 year' / ['11,023']);
     ``durations``: a duration ("7 yrs, 10 mo") is one value of the run too; ``joined``: the pieces of one
-    value are one cell again (`joined_cells`)."""
+    value are one cell again (`joined_cells`); ``abbreviations``: a number and its magnitude word ("258 bil.")
+    are one value."""
     toks = text.split()
     i = len(toks)
     cells: list[str] = []
     while i > 0:
+        if abbreviations and i >= 2 and toks[i - 1].lower() in _MAGNITUDES and _numeric(toks[i - 2]):
+            cells.insert(0, f"{toks[i - 2]} {toks[i - 1]}")
+            i -= 2
+            continue
         if _is_number(toks[i - 1]):
             cells.insert(0, toks[i - 1])
             i -= 1
@@ -274,6 +298,10 @@ class TableRules:
     # group names before the row names' column and a sub-header repeated once per group ("news yelp" over
     # "Model Energy (Wh) Accuracy Energy (Wh) Accuracy") name each column (`Table.groups_above_columns`)
     groups_above: bool = False
+    # a header line may end in an abbreviation ("Max. Memory Util. Avg. SM Util.", "freq."), a row in a number's
+    # magnitude word ("258 bil.", one cell), and a line ending in a citation's ")." is prose, not a row
+    # ("... profiler (Rasley et al., 2020).")
+    abbreviated_ends: bool = False
 
     @classmethod
     def from_params(cls, params: TreeParams) -> TableRules:
@@ -645,10 +673,10 @@ def _ieee_caption_end(lines: list[Line], i: int) -> int:
 
 
 def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool = False,
-         dash_fillers: bool = False, nearest_header: bool = False) -> list[int]:
+         dash_fillers: bool = False, nearest_header: bool = False, abbr: bool = False) -> list[int]:
     """Indices of the table lines next to a caption, walking from `start` by `step` (+1 down, -1 up):
     row-like lines and short label lines, until prose, another caption (``ieee``: a bare "TABLE IV"
-    line too) or a used line."""
+    line too) or a used line. ``abbr``: tree.abbreviated_ends (`row_like`, `label_like`)."""
     out: list[int] = []
     j = start
     rows = 0
@@ -658,26 +686,26 @@ def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee: bool =
             break
         if ieee and IEEE_CAPTION.match(ln.text):
             break
-        if row_like(ln.text, dash_fillers):
+        if row_like(ln.text, dash_fillers, abbr):
             rows += 1
-        elif not label_like(ln.text):
+        elif not label_like(ln.text, abbreviations=abbr):
             break
         elif step > 0 and not rows and len(out) >= MAX_HEADER_LINES:
             return []  # a long run of short lines and no row: not a table
-        elif step < 0 and rows and not _header_above(lines, j, taken):
-            if nearest_header and out and row_like(lines[out[-1]].text, dash_fillers):
+        elif step < 0 and rows and not _header_above(lines, j, taken, abbr):
+            if nearest_header and out and row_like(lines[out[-1]].text, dash_fillers, abbr):
                 out.append(j)  # the line right above the rows still heads them (tree.nearest_header)
             break  # going up: labels above the rows are the header, up to a prose line
         out.append(j)
         j += step
     # trailing labels (walking away from the caption) that no row follows are prose, not table
     if step > 0:
-        while out and not row_like(lines[out[-1]].text, dash_fillers):
+        while out and not row_like(lines[out[-1]].text, dash_fillers, abbr):
             out.pop()
     return sorted(out) if rows else []
 
 
-def _after_gap(lines: list[Line], end: int, gap: int, taken: set[int]) -> int:
+def _after_gap(lines: list[Line], end: int, gap: int, taken: set[int], abbr: bool = False) -> int:
     """Where a table below a caption starts when up to `gap` lines sit between them that belong to
     neither: the caption's footnotes ("* One of the original OLMo 7B models ...", "12 The peak
     TeraFLOPS/second is 46 ...") and a page number (patterson2021 Table 4, morrison2025 Table 2).
@@ -687,20 +715,20 @@ def _after_gap(lines: list[Line], end: int, gap: int, taken: set[int]) -> int:
             and not lines[j].heading and not TABLE_CAPTION.match(lines[j].text) \
             and not FIGURE_CAPTION.match(lines[j].text) and not IEEE_CAPTION.match(lines[j].text):
         text = lines[j].text.strip()
-        if re.fullmatch(r"\d{1,3}", text) or not (row_like(text, True) or label_like(text)):
+        if re.fullmatch(r"\d{1,3}", text) or not (row_like(text, True, abbr) or label_like(text, abbreviations=abbr)):
             j += 1
             continue
         break
     return j
 
 
-def _header_above(lines: list[Line], j: int, taken: set[int]) -> bool:
+def _header_above(lines: list[Line], j: int, taken: set[int], abbr: bool = False) -> bool:
     """Going up from the rows: is line j still header (only labels between it and the rows, and
     no more than MAX_HEADER_LINES of them)? A prose line above ends the table."""
     k = j
     n = 0
-    while k >= 0 and k not in taken and lines[k].kind == "text" and label_like(lines[k].text) \
-            and not row_like(lines[k].text):
+    while k >= 0 and k not in taken and lines[k].kind == "text" and label_like(lines[k].text, abbreviations=abbr) \
+            and not row_like(lines[k].text, abbreviations=abbr):
         n += 1
         k -= 1
     return n <= MAX_HEADER_LINES
@@ -714,9 +742,10 @@ def _table_from(lines: list[Line], caption: str, idx: list[int], rules: TableRul
     starts: list[tuple[int, str]] = []  # with group_labels: (row, the label lines right above it)
     pieces = (unglued(lines[i].text) if rules.segment_header else [lines[i].text] for i in idx)
     for text in (piece for row in pieces for piece in row):
-        if row_like(text, dash_fillers):
+        if row_like(text, dash_fillers, rules.abbreviated_ends):
             label, values = split_row(text, join_plus_minus=rules.segment_header,
-                                      durations=rules.bracketed_columns, joined=rules.joined_cells)
+                                      durations=rules.bracketed_columns, joined=rules.joined_cells,
+                                      abbreviations=rules.abbreviated_ends)
             if pending and rules.group_labels:  # a group's label or the start of this row's name: `_label_groups`
                 starts.append((len(t.rows), " ".join(pending)))
             else:
@@ -758,7 +787,7 @@ def _label_groups(t: Table, starts: list[tuple[int, str]]) -> None:
             t.rows[i] = (f"{text} {label}".strip(), values)
 
 
-def _caption_side(lines: list[Line]) -> int | None:
+def _caption_side(lines: list[Line], abbr: bool = False) -> int | None:
     """Where this document's captions sit: -1 when its tables are above their captions, +1 below,
     None when undecided. Counted on the captions with rows on one side only, it settles the captions
     between two tables (zschache2025 captions every table below it, so "Table B2" sits between the
@@ -768,8 +797,8 @@ def _caption_side(lines: list[Line]) -> int | None:
         if ln.kind != "text" or not TABLE_CAPTION.match(ln.text):
             continue
         end = _caption_end(lines, i)
-        n_up = sum(row_like(lines[k].text) for k in _run(lines, i - 1, -1, set(range(i, end))))
-        n_down = sum(row_like(lines[k].text) for k in _run(lines, end, 1, set(range(i, end))))
+        n_up = sum(row_like(lines[k].text, abbreviations=abbr) for k in _run(lines, i - 1, -1, set(range(i, end)), abbr=abbr))
+        n_down = sum(row_like(lines[k].text, abbreviations=abbr) for k in _run(lines, end, 1, set(range(i, end)), abbr=abbr))
         if (n_up >= 2) != (n_down >= 2):
             votes += -1 if n_up >= 2 else 1
     return None if votes == 0 else -1 if votes < 0 else 1
@@ -785,7 +814,8 @@ def find_tables(lines: list[Line], rules: TableRules = TableRules()) -> list[Lin
         lines = [Line(**{**ln.__dict__, "text": bound_units(ln.text)}) if ln.kind == "text" else ln for ln in lines]
     taken: set[int] = set()
     replace: dict[int, Line] = {}
-    side = _caption_side(lines)
+    abbr = rules.abbreviated_ends
+    side = _caption_side(lines, abbr)
     i = 0
     while i < len(lines):
         ln = lines[i]
@@ -811,16 +841,16 @@ def find_tables(lines: list[Line], rules: TableRules = TableRules()) -> list[Lin
             continue
         cap_idx = set(range(i, end))
         above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, rules.ieee_captions,
-                                     nearest_header=rules.nearest_header)
-        below = _run(lines, end, 1, taken | cap_idx, rules.ieee_captions)
-        n_up = sum(row_like(lines[k].text) for k in above)
+                                     nearest_header=rules.nearest_header, abbr=abbr)
+        below = _run(lines, end, 1, taken | cap_idx, rules.ieee_captions, abbr=abbr)
+        n_up = sum(row_like(lines[k].text, abbreviations=abbr) for k in above)
         dashes = False  # the rows below were found past a gap (their rows may end in a lone "-")
         if rules.caption_gap and not below and side != -1 and n_up < 2:
-            start = _after_gap(lines, end, rules.caption_gap, taken | cap_idx)
+            start = _after_gap(lines, end, rules.caption_gap, taken | cap_idx, abbr)
             if start > end:
-                below = _run(lines, start, 1, taken | cap_idx, rules.ieee_captions, dash_fillers=True)
+                below = _run(lines, start, 1, taken | cap_idx, rules.ieee_captions, dash_fillers=True, abbr=abbr)
                 dashes = bool(below)
-        n_down = sum(row_like(lines[k].text, dashes) for k in below)
+        n_down = sum(row_like(lines[k].text, dashes, abbr) for k in below)
         if min(n_up, n_down) >= 2 and side is not None:
             idx = above if side < 0 else below  # rows on both sides: the document's own habit decides
         else:
