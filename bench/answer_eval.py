@@ -56,7 +56,11 @@ SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" 
         # questions on the kinds of tables that still failed in v15, written for issue 25 (not in dev's score)
         "dev_tables": ROOT / "data" / "wattbot" / "dev_tables_QA.csv",
         # table cells drawn at random (bench/sample_table_cells.py), written in session 42 after every rule: held out
-        "heldout_tables": ROOT / "data" / "wattbot" / "heldout_tables_QA.csv"}
+        "heldout_tables": ROOT / "data" / "wattbot" / "heldout_tables_QA.csv",
+        # a second draw (session 43) leaving out every table a labelled file asked about: held out from session 42's reading
+        "heldout_tables2": ROOT / "data" / "wattbot" / "heldout_tables2_QA.csv",
+        # a third draw (session 43): every table no labelled file asked about, drawn after v33's rules were fixed
+        "heldout_tables3": ROOT / "data" / "wattbot" / "heldout_tables3_QA.csv"}
 
 
 def _contexts(name: str, path: Path, params: dict, rebuild: bool = False) -> pl.DataFrame:
@@ -297,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--name", required=True, help="results folder name of this configuration")
     run.add_argument("-S", "--set", action="append", default=[], help="override section.key=value (repeatable)")
     run.add_argument("--n", type=int, default=None, help="ensemble size (default: params.yaml)")
-    run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train, dev_tables, heldout_tables or a labelled CSV path")
+    run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train, dev_tables, heldout_tables, heldout_tables2, heldout_tables3 or a labelled CSV path")
     run.add_argument("--rebuild-contexts", action="store_true",
                      help="retrieve the contexts again (after a change to the retrieval code or the index)")
     run.add_argument("--contexts", nargs="+", default=[], metavar="SET=PARQUET",
