@@ -41,7 +41,7 @@ class TreeParams:
     value_names: bool = True  # a header naming each value column only ("H100 TPU v1 ...") leaves row names unnamed
     carried_keys: bool = False  # "8 Mélange ..." over "H100-only ...": the group's rows take its key ("8 H100-only")
     groups_above: bool = False  # "news yelp" over "Model Energy (Wh) Accuracy Energy (Wh) Accuracy" names each column
-    abbreviated_ends: bool = True  # header lines may end in "Util.", rows in "258 bil."; "(…, 2020)." ends prose
+    abbreviated_ends: bool = True  # a header line may end in "Util.", a row in "258 bil."; "(…, 2020)." ends prose
     unit_cells: bool = True  # a number and the unit after it ("0.180 $/h", "80 GB") are one cell (tables.bound_units)
     joined_cells: bool = True  # pieces of one value a space split apart are one cell ("0.61 (13800)", tables.joined_cells)
 

@@ -298,9 +298,9 @@ class TableRules:
     # group names before the row names' column and a sub-header repeated once per group ("news yelp" over
     # "Model Energy (Wh) Accuracy Energy (Wh) Accuracy") name each column (`Table.groups_above_columns`)
     groups_above: bool = False
-    # a header line may end in an abbreviation ("Max. Memory Util. Avg. SM Util.", "freq."), a row in a number's
-    # magnitude word ("258 bil.", one cell), and a line ending in a citation's ")." is prose, not a row
-    # ("... profiler (Rasley et al., 2020).")
+    # a header line of no prose words may end in a capitalised abbreviation ("Max. Memory Util. Avg. SM Util."), a
+    # row in a number's magnitude word ("258 bil.", one cell), and a line ending in a citation's ")." is prose, not
+    # a row ("... profiler (Rasley et al., 2020)."); `row_like`, `label_like`, `split_row`
     abbreviated_ends: bool = False
 
     @classmethod
