@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CAPTION = re.compile(r"(?m)^(T ?able|TABLE)\s+([A-Z]?\d+|[IVX]+)\b[:.]?")
 # "Table 2 shows ...": a sentence about a table, not its caption
-MENTION = re.compile(r"(?:T ?able|TABLE)\s+\S+\s+(shows|lists|presents|summarizes|reports|gives|compares|in|and|of|for|we)\b")
+MENTION = re.compile(r"(?:T ?able|TABLE)\s+\S+\s+"
+                     r"(shows|lists|presents|summarizes|reports|gives|compares|in|and|of|for|we)\b")
 
 
 def captions(corpus: Path) -> list[tuple[str, str, int]]:
@@ -66,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-questions", type=Path, action="append", default=[],
                     help="a labelled CSV whose questions' tables are not drawn again (ref_id + 'Table N' explanation)")
     ap.add_argument("--skip-docs", nargs="*", default=[], help="documents whose tables cannot be read reliably")
-    ap.add_argument("--cell-seed", type=int, default=None, help="seed of the row and column picks (default: --seed + 1)")
+    ap.add_argument("--cell-seed", type=int, default=None,
+                    help="seed of the row and column picks (default: --seed + 1)")
     ap.add_argument("--chars", type=int, default=1300, help="raw text shown after each caption")
     args = ap.parse_args(argv)
     caps = captions(args.corpus)
@@ -78,9 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     picks = random.Random(args.seed).sample(pool, args.n)
     cells = random.Random(args.seed + 1 if args.cell_seed is None else args.cell_seed)
-    texts: dict[str, str] = {}
+    texts = {doc: json.loads((args.corpus / f"{doc}.json").read_text(encoding="utf-8"))["text"]
+             for doc in {doc for doc, _, _ in picks}}  # each document read once
     for i, (doc, num, pos) in enumerate(picks):
-        text = texts.setdefault(doc, json.loads((args.corpus / f"{doc}.json").read_text(encoding="utf-8"))["text"])
+        text = texts[doc]
         print(f"#### {i} {doc} Table {num}  rowpick={cells.random():.2f} colpick={cells.random():.2f}")
         print(text[max(0, pos - 900):pos + args.chars])
         print()

@@ -162,7 +162,8 @@ def test_held_out_table_sets_are_their_own_and_their_numbers_are_in_the_cited_te
 
     with open(DATA / "test_Q.csv", newline="", encoding="utf-8-sig") as f:
         tests = [r["question"] for r in csv.DictReader(f)]
-    seen = {r.data["id"] for name in ("dev_QA.csv", "dev_tables_QA.csv", "train_QA.csv") for r in read_rows(DATA / name)}
+    labelled = ("dev_QA.csv", "dev_tables_QA.csv", "train_QA.csv")
+    seen = {r.data["id"] for name in labelled for r in read_rows(DATA / name)}
     for name in HELDOUT:
         rows = [r.data for r in read_rows(DATA / name)]
         ids = {r["id"] for r in rows}

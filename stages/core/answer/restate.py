@@ -232,5 +232,6 @@ def written_negative(v: float, texts: Sequence[str], question: str) -> bool:
     zeros = "0*" if "." in digits else r"(?:\.0+)?"  # 34.66 is written "34.660" too, 95 "95.00" (not "950")
     # no sign after a number: the dash of "94%-95%" or "10-15" joins a range
     signs = [m.group(1) for text in texts
-             for m in re.finditer(rf"(?<![\w.%])([-−–]|(?<![-−–]))\s?{re.escape(digits)}{zeros}(?![\d.])", text)]
+             for m in re.finditer(rf"(?<![\w.%])([-−–]|(?<![-−–]))\s?{re.escape(digits)}{zeros}(?![\d.])",
+                                  text)]
     return bool(signs) and all(signs)

@@ -84,6 +84,11 @@ def _is_number(tok: str) -> bool:
     return _numeric(tok) or tok.lower() in _FILLER
 
 
+def _magnitude_end(toks: list[str], i: int) -> bool:
+    """Whether toks[:i] ends in a number and its magnitude word ("258 bil.")."""
+    return i >= 2 and toks[i - 1].lower() in _MAGNITUDES and _numeric(toks[i - 2])
+
+
 def row_like(text: str, dash_fillers: bool = False, abbreviations: bool = False) -> bool:
     """A table row: ends in a number, or numbers make up at least 40% of its tokens (2 or more).
     A line ending in "-" is a word broken across lines ("Trans-"), unless ``dash_fillers`` and the
@@ -98,7 +103,7 @@ def row_like(text: str, dash_fillers: bool = False, abbreviations: bool = False)
     if abbreviations:
         if text.endswith(")."):
             return False
-        if toks[-1].lower() in _MAGNITUDES and _numeric(toks[-2]):
+        if _magnitude_end(toks, len(toks)):
             toks = toks[:-1]
             text = " ".join(toks)
     if text.endswith(".") and (not _numeric(toks[-1].rstrip(".")) or text.endswith("].")):
@@ -162,7 +167,7 @@ def split_row(text: str, join_plus_minus: bool = True, durations: bool = False,
     i = len(toks)
     cells: list[str] = []
     while i > 0:
-        if abbreviations and i >= 2 and toks[i - 1].lower() in _MAGNITUDES and _numeric(toks[i - 2]):
+        if abbreviations and _magnitude_end(toks, i):
             cells.insert(0, f"{toks[i - 2]} {toks[i - 1]}")
             i -= 2
             continue
@@ -797,8 +802,9 @@ def _caption_side(lines: list[Line], abbr: bool = False) -> int | None:
         if ln.kind != "text" or not TABLE_CAPTION.match(ln.text):
             continue
         end = _caption_end(lines, i)
-        n_up = sum(row_like(lines[k].text, abbreviations=abbr) for k in _run(lines, i - 1, -1, set(range(i, end)), abbr=abbr))
-        n_down = sum(row_like(lines[k].text, abbreviations=abbr) for k in _run(lines, end, 1, set(range(i, end)), abbr=abbr))
+        cap = set(range(i, end))
+        n_up = sum(row_like(lines[k].text, abbreviations=abbr) for k in _run(lines, i - 1, -1, cap, abbr=abbr))
+        n_down = sum(row_like(lines[k].text, abbreviations=abbr) for k in _run(lines, end, 1, cap, abbr=abbr))
         if (n_up >= 2) != (n_down >= 2):
             votes += -1 if n_up >= 2 else 1
     return None if votes == 0 else -1 if votes < 0 else 1
