@@ -37,10 +37,11 @@ sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
 
 import polars as pl  # noqa: E402
-import yaml  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
+from stages.core.answer.params import AnswerParams  # noqa: E402
 from stages.core.answer.table_records import table_records  # noqa: E402
+from stages.core.common.params import load_params, section  # noqa: E402
 from stages.core.llm.params import LLMParams  # noqa: E402
 from stages.core.llm.replies import parse_json_reply  # noqa: E402
 from stages.core.llm.session import llm_session  # noqa: E402
@@ -91,10 +92,13 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="first N glued tables only (0: all)")
     ap.add_argument("--out", type=Path, default=Path("bench/results/table_rebuild_probe.json"))
     args = ap.parse_args()
-    params = LLMParams(**yaml.safe_load(Path("params.yaml").read_text())["llm"])
+    all_params = load_params()
+    params = section(LLMParams, "llm", all_params)
+    answer = section(AnswerParams, "answer", all_params)
     nodes = pl.read_parquet("artifacts/tree/nodes.parquet").filter(pl.col("attachment_type") == "table")
-    # the answer step's own test (answer.grouped_headers and spanning_headers on, as shipped)
-    glued = [r for r in nodes.iter_rows(named=True) if table_records(r["text"], True, True) == r["text"]]
+    # the answer step's own test, with its answer.grouped_headers and answer.spanning_headers
+    glued = [r for r in nodes.iter_rows(named=True)
+             if table_records(r["text"], answer.grouped_headers, answer.spanning_headers) == r["text"]]
     glued = glued[: args.limit] if args.limit else glued
     results, t_all = [], time.perf_counter()
     with llm_session(params, cache_name="table_rebuild_probe.sqlite") as llm:
