@@ -60,7 +60,14 @@ SETS = {"dev": ROOT / "data" / "wattbot" / "dev_QA.csv", "train": ROOT / "data" 
         # a second draw (session 43) leaving out every table a labelled file asked about: held out from session 42's reading
         "heldout_tables2": ROOT / "data" / "wattbot" / "heldout_tables2_QA.csv",
         # a third draw (session 43): every table no labelled file asked about, drawn after v33's rules were fixed
-        "heldout_tables3": ROOT / "data" / "wattbot" / "heldout_tables3_QA.csv"}
+        "heldout_tables3": ROOT / "data" / "wattbot" / "heldout_tables3_QA.csv",
+        # about 150 questions of every kind written from passages drawn at random by someone who never changes
+        # the reader (data/wattbot/BLIND.md): whoever changes the reader sees only its scores, never its rows
+        "blind": ROOT / "data" / "wattbot" / "blind_QA.csv"}
+BLIND = {"blind"}
+# a blind set's results keep only these per-question columns: its questions, answers and replies stay unread
+BLIND_COLUMNS = ("id", "value", "ref", "na", "score", "strict_value", "strict_score", "symmetric_na",
+                 "symmetric_score", "question_type", "error_category")
 
 
 def _contexts(name: str, path: Path, params: dict, rebuild: bool = False) -> pl.DataFrame:
@@ -144,10 +151,13 @@ def _write(args: argparse.Namespace, set_name: str, path: Path, params: dict, re
     by_type.write_csv(out / "by_type.csv")
     plot_by_type(by_type, f"{args.name} on {set_name} (n={res.summary['n']}, {params['ensemble']['n']} members)",
                  out / "by_type.png")
-    res.verdicts.write_csv(out / "verdicts.csv")
-    res.submission.write_csv(out / "submission.csv")
-    for i, m in enumerate(res.members):
-        m.write_parquet(out / f"run_{i}.parquet")
+    if set_name in BLIND:  # scores only: no question, gold or predicted answer, no replies
+        res.verdicts.select([c for c in BLIND_COLUMNS if c in res.verdicts.columns]).write_csv(out / "verdicts.csv")
+    else:
+        res.verdicts.write_csv(out / "verdicts.csv")
+        res.submission.write_csv(out / "submission.csv")
+        for i, m in enumerate(res.members):
+            m.write_parquet(out / f"run_{i}.parquet")
     s = res.summary
     print(f"{args.name}/{set_name}: official {s['score']:.4f}  strict {s['strict']['score']:.4f}  "
           f"symmetric {s['symmetric']['score']:.4f}  n={s['n']}  members {s['member_scores']}  "
@@ -301,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--name", required=True, help="results folder name of this configuration")
     run.add_argument("-S", "--set", action="append", default=[], help="override section.key=value (repeatable)")
     run.add_argument("--n", type=int, default=None, help="ensemble size (default: params.yaml)")
-    run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train, dev_tables, heldout_tables, heldout_tables2, heldout_tables3 or a labelled CSV path")
+    run.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train, dev_tables, heldout_tables, heldout_tables2, heldout_tables3, blind or a labelled CSV path")
     run.add_argument("--rebuild-contexts", action="store_true",
                      help="retrieve the contexts again (after a change to the retrieval code or the index)")
     run.add_argument("--contexts", nargs="+", default=[], metavar="SET=PARQUET",
