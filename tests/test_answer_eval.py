@@ -252,17 +252,16 @@ def test_true_false_confusion_counts_gold_by_prediction():
 
 def test_ensemble_curve_votes_the_first_k_members(tmp_path: Path) -> None:
     from bench.lib.answer_eval import ensemble_curve, plot_curve
-    from stages.core.answer.voting import VoteParams
     from stages.core.common.dataio import read_questions
 
     labels = tmp_path / "dev.csv"
     labels.write_text(LABELS)
     res = run_config(KeyedLLM(), _params(3), labels, _contexts(), ROOT / "data" / "wattbot" / "metadata.csv")
-    pts = ensemble_curve(read_questions(labels), res.members, VoteParams(), {}, n_boot=200)
+    pts = ensemble_curve(read_questions(labels), res.members, {}, n_boot=200)
     assert [p["n"] for p in pts] == [1, 2, 3]
     # member 0 alone is right on d1; members 0+1 tie 24 vs 4.3 and the first wins; 3 members vote 24
     assert [p["score"] for p in pts] == pytest.approx([2.75 / 3] * 3, abs=1e-4)
-    worse = ensemble_curve(read_questions(labels), [res.members[1]], VoteParams(), {}, n_boot=200)
+    worse = ensemble_curve(read_questions(labels), [res.members[1]], {}, n_boot=200)
     assert worse[0]["score"] == pytest.approx(2.0 / 3, abs=1e-4)  # member 1 alone: d1 wrong (0.25)
     assert all(p["low"] <= p["score"] <= p["high"] for p in pts + worse)
     assert plot_curve({"dev": pts}, "t", tmp_path / "c.png").stat().st_size > 1000

@@ -179,7 +179,7 @@ def test_router_sends_only_calls_with_images_to_the_vision_client():
 
 def test_typed_reader_sends_the_figure_and_the_cache_key_holds_its_pixels(tmp_path):
     red, blue = png(tmp_path / "r.png", 20, 10, (255, 0, 0)), png(tmp_path / "b.png", 20, 10, (0, 0, 255))
-    ap = AnswerParams(demos=[], tf_logprobs=False, vision=VISION)
+    ap = AnswerParams(demos=[], vision=VISION)
     setup = typed_prefixes(ap)
     keys = []
     for path in (red, blue, None):
