@@ -124,8 +124,8 @@ def test_ask_answers_through_the_answer_stages_path() -> None:
     members = answer_members(stage_llm, "m", qs, context_blocks(pl.DataFrame(rows, schema=CONTEXT_SCHEMA)),
                              params.answer, params.ensemble, {"d1", "d2"})
     voted = vote_all([member_answers(pl.DataFrame(m)) for m in members], ["ask"])
-    assert llm.calls == stage_llm.calls and len(llm.calls) == 1
-    user = llm.calls[0][-1]["content"]
+    assert llm.calls == stage_llm.calls and len(llm.calls) == 2  # the content-free True/False prior, the question
+    user = llm.calls[1][-1]["content"]
     assert user.index("[1] d1: Cooling uses water.") < user.index("[2] d1: The farm makes 150 MWh.")  # reversed
     assert '"value"' in user and "ref_id=" not in user  # the typed reader's prompt, not the free reader's
     assert res.submission == build_submission(qs, voted, {"d1": "https://d1"}).row(0, named=True)
