@@ -44,7 +44,6 @@ from bench.lib.answer_eval import (  # noqa: E402
     type_table,
     with_unchanged,
 )
-from stages.core.answer.voting import VoteParams  # noqa: E402
 from stages.core.common.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
 from stages.core.common.logs import setup_logging  # noqa: E402
 from stages.core.common.params import load_params, section  # noqa: E402
@@ -219,7 +218,7 @@ def cmd_curve(args: argparse.Namespace) -> int:
         ids = members[0]["question_id"].to_list()
         labels = read_questions(SETS.get(set_name, Path(set_name)))
         labels = labels.filter(pl.col("id").is_in(ids))
-        points[set_name] = ensemble_curve(labels, members, section(VoteParams, "vote", params), urls)
+        points[set_name] = ensemble_curve(labels, members, urls)
         for p in points[set_name]:
             print(f"{args.name}/{set_name}: n={p['n']} official {p['score']:.4f} [{p['low']:.4f}, {p['high']:.4f}] "
                   f"({p['questions']} questions)")

@@ -12,7 +12,8 @@ sometimes abstains (so retries run) and gives True/False log-probabilities. Two 
 whose code builds the same requests and reads the replies the same way give the same
 fingerprints: the sha256 of the request sequence, of each member's rows and of the
 submission. The script imports the answer code from either layout (stages/core/answering.py
-before the restructure, stages/core/answer/ after it), so it runs unchanged on both.
+before the restructure, stages/core/answer/ after it), so it runs unchanged on both; and with or
+without the `vote:` params section (VoteParams, gone since the vote rules became constants).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ try:  # the layout after the restructure (one package per stage)
     from stages.core.answer.params import AnswerParams, EnsembleParams  # noqa: E402
     from stages.core.answer.record import context_blocks  # noqa: E402
     from stages.core.answer.submission import build_submission  # noqa: E402
-    from stages.core.answer.voting import VoteParams, member_answers, vote_all  # noqa: E402
+    from stages.core.answer.voting import member_answers, vote_all  # noqa: E402
     from stages.core.common.dataio import doc_urls, read_metadata, read_questions  # noqa: E402
     from stages.core.common.params import load_params, section  # noqa: E402
     from stages.core.llm.protocol import Completion  # noqa: E402
@@ -51,6 +52,10 @@ except ImportError:  # the flat stages/core of 8411665 and before
     from stages.core.params import load_params, section  # noqa: E402
     from stages.core.submission import build_submission  # noqa: E402
     from stages.core.voting import VoteParams, member_answers, vote_all  # noqa: E402
+try:  # the vote: section's params, before the vote rules became constants
+    from stages.core.answer.voting import VoteParams  # noqa: E402,F811
+except ImportError:
+    VoteParams = globals().get("VoteParams")
 
 MEMBER_COLUMNS = ("question_id", "answer", "answer_value", "answer_unit", "ref_id", "explanation",
                   "supporting_materials", "is_blank", "attempts", "prompt_tokens", "completion_tokens", "cache_hits",
@@ -133,12 +138,12 @@ def fingerprint(set_name: str, params: dict[str, Any]) -> dict[str, Any]:
     meta = read_metadata(params["data"]["metadata"])
     ap = section(AnswerParams, "answer", params)
     ens = section(EnsembleParams, "ensemble", params)
-    vp = section(VoteParams, "vote", params)
+    vp = [section(VoteParams, "vote", params)] if VoteParams is not None else []  # the vote's params, if any
     llm = FakeLLM()
     rows = answer_members(llm, "fake", questions, context_blocks(ctx), ap, ens, set(meta["id"].to_list()),
-                          desc=set_name, vote=vp)
+                          desc=set_name, **{"vote": p for p in vp})
     frames = [pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for m in rows]
-    voted = vote_all([member_answers(f) for f in frames], questions["id"].to_list(), vp)
+    voted = vote_all([member_answers(f) for f in frames], questions["id"].to_list(), *vp)
     sub = build_submission(questions, voted, doc_urls(meta))
     # the answer rows' columns of 8411665 (later columns, e.g. the report's raw replies, are additions);
     # latency is the fake's constant anyway

@@ -36,7 +36,6 @@ from bench.equivalence import CONTEXTS, SETS, FakeLLM  # noqa: E402
 from stages.core.answer.ensemble import answer_members  # noqa: E402
 from stages.core.answer.params import AnswerParams, EnsembleParams  # noqa: E402
 from stages.core.answer.record import context_blocks  # noqa: E402
-from stages.core.answer.voting import VoteParams  # noqa: E402
 from stages.core.common.dataio import read_metadata, read_questions  # noqa: E402
 from stages.core.common.params import load_params, section  # noqa: E402
 from stages.core.llm.params import LLMParams  # noqa: E402
@@ -95,8 +94,7 @@ def record_requests(set_name: str) -> list[dict[str, Any]]:
     meta = read_metadata(params["data"]["metadata"])
     rec = Recorder()
     answer_members(rec, "fake", questions, context_blocks(ctx), section(AnswerParams, "answer", params),
-                   section(EnsembleParams, "ensemble", params), set(meta["id"].to_list()), desc="record",
-                   vote=section(VoteParams, "vote", params))
+                   section(EnsembleParams, "ensemble", params), set(meta["id"].to_list()), desc="record")
     return rec.bodies
 
 

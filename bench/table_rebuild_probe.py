@@ -39,7 +39,6 @@ os.chdir(ROOT)
 import polars as pl  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from stages.core.answer.params import AnswerParams  # noqa: E402
 from stages.core.answer.table_records import table_records  # noqa: E402
 from stages.core.common.params import load_params, section  # noqa: E402
 from stages.core.llm.params import LLMParams  # noqa: E402
@@ -94,11 +93,9 @@ def main() -> None:
     args = ap.parse_args()
     all_params = load_params()
     params = section(LLMParams, "llm", all_params)
-    answer = section(AnswerParams, "answer", all_params)
     nodes = pl.read_parquet("artifacts/tree/nodes.parquet").filter(pl.col("attachment_type") == "table")
-    # the answer step's own test, with its answer.grouped_headers and answer.spanning_headers
-    glued = [r for r in nodes.iter_rows(named=True)
-             if table_records(r["text"], answer.grouped_headers, answer.spanning_headers) == r["text"]]
+    # the answer step's own test: a table it does not show as records
+    glued = [r for r in nodes.iter_rows(named=True) if table_records(r["text"]) == r["text"]]
     glued = glued[: args.limit] if args.limit else glued
     results, t_all = [], time.perf_counter()
     with llm_session(params, cache_name="table_rebuild_probe.sqlite") as llm:

@@ -3,7 +3,7 @@
 Questions are the outer loop and members the inner one, so the server reuses the
 cached context prefix and members 1..n-1 pay only for generation. Every call goes
 through the persistent response cache: a killed run, or a larger `ensemble.n`,
-pays only for calls not made before. With `ensemble.early_stop` a member is not
+pays only for calls not made before. A member is not
 asked a question whose vote the members before it have already decided (its row is
 marked `skipped`); the vote stage then gives the same submission as with every member.
 """
@@ -19,7 +19,6 @@ from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
 from stages.core.answer.images import answer_contexts, figure_llm
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.voting import VoteParams
 from stages.core.common.artifacts import read_parquet, write_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import read_metadata, read_questions
@@ -28,7 +27,7 @@ from stages.core.llm.params import LLMParams
 from stages.core.llm.session import llm_session
 
 OUT_DIR = Path("artifacts/answers")
-INDEX_DIR = Path("artifacts/index")  # its doc_cards.json: which documents a question names (answer.cite_named_doc)
+INDEX_DIR = Path("artifacts/index")  # its doc_cards.json: which documents a question names (citing.py)
 
 
 def load_contexts(ap: AnswerParams) -> dict[str, list[list[ContextBlock]]]:
@@ -49,8 +48,7 @@ def main() -> None:
     # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)
     with llm_session(llm_params) as text_llm, figure_llm(text_llm, ap.vision, llm_params, contexts) as llm:
         rows = answer_members(llm, llm_params.model, questions, contexts, ap, ens, corpus_ids,
-                              vote=section(VoteParams, "vote", params),
-                              names=doc_namer(INDEX_DIR) if ap.cite_named_doc else None)
+                              names=doc_namer(INDEX_DIR))
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)

@@ -68,7 +68,7 @@ def main() -> None:
         print(f"\n== member {i} (seed {m['seed']}): {state}")
         print(json.dumps({k: m[k] for k in ("answer_value", "answer_unit", "ref_id", "grounded", "explanation")},
                          ensure_ascii=False))
-    print(f"\n== submission row (vote.strategy={ask.vote.strategy})")
+    print("\n== submission row")
     print(json.dumps(res.submission, indent=2, ensure_ascii=False))
     if res.answer is not None and res.answer.is_blank:
         print("(abstained)", file=sys.stderr)

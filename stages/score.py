@@ -22,7 +22,6 @@ from typing import Any
 
 import polars as pl
 
-from stages.core.answer.voting import VoteParams
 from stages.core.common.artifacts import (
     write_csv,
     write_json,
@@ -95,8 +94,7 @@ def _write_analysis(params: dict[str, Any], questions: str, labels: pl.DataFrame
     """categories.json, report.md and the plot tables/PNGs (empty ones for unlabelled questions)."""
     labelled = summary.get("labelled") is not False
     members, seeds = _members(params) if labelled else ([], [])
-    tables = analysis.all_plot_tables(table if labelled else None, labels, members, seeds,
-                                      section(VoteParams, "vote", params))
+    tables = analysis.all_plot_tables(table if labelled else None, labels, members, seeds)
     if labelled:
         write_json(analysis.categories_metrics(table, labels), CATEGORIES_JSON)
         write_text(analysis.build_report(summary, table, _read_contexts(CONTEXTS), tables["ensemble_size"],
@@ -124,7 +122,7 @@ def _html_report(labels_path: Path, submission_path: Path, summary: dict[str, An
                           title=f"Run report: {submission_path} vs {labels_path}")
     run.submission = read_csv_tolerant(submission_path)
     members, seeds = _members(params)
-    tables = analysis.all_plot_tables(table, run.questions, members, seeds, section(VoteParams, "vote", params))
+    tables = analysis.all_plot_tables(table, run.questions, members, seeds)
     return render_report(build_report_data(run, table, summary, tables), analysis.plot_pngs(tables))
 
 

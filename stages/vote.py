@@ -1,4 +1,4 @@
-"""vote: the ensemble members (and any extra submissions) voted into the Kaggle CSV."""
+"""vote: the ensemble members' answers voted into the Kaggle CSV (stages/core/answer/voting.py)."""
 from __future__ import annotations
 
 import logging
@@ -6,12 +6,7 @@ from pathlib import Path
 
 from stages.core.answer.params import EnsembleParams
 from stages.core.answer.submission import build_submission
-from stages.core.answer.voting import (
-    VoteParams,
-    read_member,
-    read_submission_answers,
-    vote_all,
-)
+from stages.core.answer.voting import read_member, vote_all
 from stages.core.common.artifacts import write_csv
 from stages.core.common.cli import run
 from stages.core.common.dataio import read_metadata, read_questions
@@ -23,19 +18,16 @@ OUT = "submissions/submission.csv"
 
 def main() -> None:
     params = load_params()
-    vp = section(VoteParams, "vote", params)
     ens = section(EnsembleParams, "ensemble", params)
     questions = read_questions(params["data"]["questions"])
     members = [read_member(ANSWERS / f"run_{i}.parquet") for i in range(ens.n)]  # exactly the members params name
-    members += [read_submission_answers(p) for p in vp.extra_submissions]
-    voted = vote_all(members, questions["id"].to_list(), vp)
+    voted = vote_all(members, questions["id"].to_list())
     meta = read_metadata(params["data"]["metadata"])
     urls = dict(zip(meta["id"].to_list(), meta["url"].to_list()))
     sub = build_submission(questions, voted, urls)
     write_csv(sub, OUT)
     blanks = int((sub["answer_value"] == "is_blank").sum())
-    logging.info("vote: %d members + %d extra submissions, strategy %s -> %s (%d answered, %d blank)",
-                 ens.n, len(vp.extra_submissions), vp.strategy, OUT, sub.height - blanks, blanks)
+    logging.info("vote: %d members -> %s (%d answered, %d blank)", ens.n, OUT, sub.height - blanks, blanks)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def corpus(n: int) -> set[str]:
 
 
 # the fake endpoint writes the free reader's replies (the typed reader is the default)
-FREE_READER = AnswerParams(reader="free", temperature=0.7, max_tokens=384, max_retries=2)
+FREE_READER = AnswerParams(reader="free", max_retries=2)
 
 
 def run(base_url: str, concurrency: int, n: int, members: int, **llm: object) -> tuple[list[list[dict]], int]:

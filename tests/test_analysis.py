@@ -13,7 +13,6 @@ import pytest
 import yaml
 
 from stages.core.answer.record import Answer
-from stages.core.answer.voting import VoteParams
 from stages.core.retrieve.search import CONTEXT_SCHEMA
 from stages.core.score import analysis
 from stages.core.score.diagnosis import error_category
@@ -229,28 +228,22 @@ def members() -> list[dict[str, Answer]]:
 
 
 def test_ensemble_curve_revotes_members() -> None:
-    curve = analysis.ensemble_curve(members(), curve_labels(), VoteParams())
+    curve = analysis.ensemble_curve(members(), curve_labels())
     assert curve["members"].to_list() == [1, 2, 3]
     # k=1: 0.25 + 1 + 1; k=2: ties go to member 0, blank ignored on q3 -> 0.25 + 1 + 0.75 (an answer on a
     # truth-blank question keeps the value credit officially); k=3: 1 + 1 + 0.75
     assert curve["score"].to_list() == pytest.approx([2.25 / 3, 2 / 3, 2.75 / 3], abs=1e-6)
-    # extra submissions never enter the curve
-    with_extra = analysis.ensemble_curve(members(), curve_labels(), VoteParams(extra_submissions=["nope.csv"]))
-    assert with_extra["score"].to_list() == curve["score"].to_list()
-    # ignore_blank=False: at k=2 the tie on q3 goes to member 0's blank
-    keep_blank = analysis.ensemble_curve(members(), curve_labels(), VoteParams(ignore_blank=False))
-    assert keep_blank["score"][1] == pytest.approx(2.25 / 3, abs=1e-6)
 
 
 def test_member_table() -> None:
-    t = analysis.member_table(members(), [0, 1, 2], curve_labels(), VoteParams())
+    t = analysis.member_table(members(), [0, 1, 2], curve_labels())
     assert t["member"].to_list() == [0, 1, 2] and t["seed"].to_list() == [0, 1, 2]
     assert t["score"].to_list() == pytest.approx([2.25 / 3, 2 / 3, 1.0], abs=1e-6)  # member 1: 1 + 0.25 + 0.75
 
 
 def test_render_pngs(tmp_path: Path) -> None:
     tables = analysis.plot_tables(verdicts())
-    tables["ensemble_size"] = analysis.ensemble_curve(members(), curve_labels(), VoteParams())
+    tables["ensemble_size"] = analysis.ensemble_curve(members(), curve_labels())
     paths = analysis.render_pngs(tables, tmp_path / "full")
     empty = analysis.render_pngs({}, tmp_path / "empty")
     for p in paths + empty:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from stages.core.answer import typed_prompt as prompt
 from stages.core.answer import typed_reader as reader
 from stages.core.answer.arithmetic import compute, rounded
 from stages.core.answer.params import AnswerParams
@@ -57,7 +58,7 @@ UNITS = [ContextBlock("amazon2023", AMAZON), ContextBlock("other", "Nothing nume
 
 
 def test_operation_reply_is_computed_grounded_and_pointed():
-    schema = reader.reply_schema("numeric", 2, number_format="operation", allow_null=False)
+    schema = prompt.reply_schema("numeric", 2, operation=True)
     assert schema["required"] == ["units", "operation", "a", "b"]
     assert "percent_change" in schema["properties"]["operation"]["enum"]
     r = reader.read_reply("numeric", "MW", {"units": [2], "operation": "difference", "a": 1.3, "b": 445}, UNITS,
@@ -78,11 +79,11 @@ class OneReply:
         return Completion(self.text, 10, 5, 0.1, finish_reason="stop")
 
 
-def test_compute_format_operation_asks_for_operands_only_when_the_question_is_worded_to_compute():
+def test_operands_are_asked_for_only_when_the_question_is_worded_to_compute():
     llm = OneReply('{"units": [1], "operation": "difference", "a": 1.3, "b": 445}')
-    member = [TypedMember([UNITS], 0, 0.0)]
-    params = AnswerParams(compute_format="operation")
-    setup = TypedSetup([{"role": "system", "content": "s"}])
+    member = [TypedMember([UNITS], 0)]
+    params = AnswerParams()
+    setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
     out = answer_question_typed(llm, "q1", "By how many megawatts did storage grow?", "MW", member, params, setup)
     assert '"operation"' in llm.requests[-1][0] and "a" in llm.requests[-1][1]["properties"]
     assert out[0].answer.answer_value == "855" and out[0].answer.explanation == "1300 - 445"
@@ -91,62 +92,31 @@ def test_compute_format_operation_asks_for_operands_only_when_the_question_is_wo
     assert llm.requests[-1][1]["properties"]["value"] == {"type": "number"}
 
 
-def test_named_operation_asks_what_each_operand_is_before_it_and_computes_the_same():
-    schema = reader.reply_schema("numeric", 2, number_format="named_operation", allow_null=False)
-    assert schema["required"] == ["units", "operation", "a_is", "a", "b_is", "b"]
-    assert schema["properties"]["a_is"]["maxLength"] == reader.OPERAND_NAME_CHARS
-    assert '"a_is": "what a is"' in reader.answer_instruction("numeric", "MW", "named_operation")
-    llm = OneReply('{"units": [1], "operation": "difference", "a_is": "capacity in 2023", "a": 1.3, '
-                   '"b_is": "capacity in 2022", "b": 445}')
-    out = answer_question_typed(llm, "q1", "By how many megawatts did storage grow?", "MW",
-                                [TypedMember([UNITS], 0, 0.0)], AnswerParams(compute_format="named_operation"),
-                                TypedSetup([{"role": "system", "content": "s"}]))
-    assert '"b_is"' in llm.requests[-1][0] and out[0].answer.answer_value == "855"
-
-
-def test_operation_hint_names_the_operation_the_wording_asks_for_beside_none():
-    line = reader.answer_instruction("numeric", "times", "operation", operation="ratio")
-    assert '"operation": "ratio" (the question asks for it) or "none"' in line and "percent_change" not in line
-    assert "percent_change" in reader.answer_instruction("numeric", "times", "operation")  # no hint: all six
-    llm = OneReply('{"units": [1], "operation": "ratio", "a": 1.3, "b": 445}')
-    member, setup = [TypedMember([UNITS], 0, 0.0)], TypedSetup([{"role": "system", "content": "s"}])
-    answer_question_typed(llm, "q1", "How many times larger is storage now?", "times", member,
-                          AnswerParams(compute_format="operation", operation_hint=True), setup)
-    assert '"operation": "ratio" (the question asks for it)' in llm.requests[-1][0]
-    answer_question_typed(llm, "q1", "What is the combined storage?", "MW", member,
-                          AnswerParams(compute_format="operation", operation_hint=True), setup)
-    assert '"sum", "ratio"' in llm.requests[-1][0]  # the wording names no operation: all are offered
-
-
 def test_a_ratio_of_the_ends_of_a_stated_range_of_multipliers_is_that_range():
     from stages.core.answer.arithmetic import stated_times_range
     units = [ContextBlock("khan2025", "These GPUs can consume 10–15 times the energy of traditional CPUs."),
              ContextBlock("luccioni2025a", "AI systems emit between 130 and 1,500 times less CO2e per page.")]
     question = "How many times more energy can the GPUs consume compared with CPUs?"
     r = reader.read_reply("numeric", "multiplier", {"units": [2], "operation": "ratio", "a": 15, "b": 10}, units,
-                          question=question, times_ranges=True)
+                          question=question)
     assert (r.value, r.pointers, r.grounded) == ("[10,15]", (1,), True)  # repointed at the unit that states it
     assert stated_times_range(1500, 130, [units[1].text]) == (130, 1500)
     # the JSON grammar let the model run "10" on to 16 digits (dev d116): read back as the stated 10
     r = reader.read_reply("numeric", "multiplier", {"units": [1], "operation": "ratio", "a": 15, "b": 1e15}, units,
-                          question=question, times_ranges=True)
+                          question=question)
     assert r.value == "[10,15]"
     assert stated_times_range(15, 12, [units[0].text]) is None  # not the stated ends: a ratio after all
-    off = reader.read_reply("numeric", "multiplier", {"units": [1], "operation": "ratio", "a": 15, "b": 10}, units,
-                            question=question)
-    assert off.value == "1.5"
     # a difference question keeps its difference, whatever the context states
     diff = reader.read_reply("numeric", "kWh", {"units": [1], "operation": "difference", "a": 15, "b": 10}, units,
-                             question="How many more kWh did it use?", times_ranges=True)
+                             question="How many more kWh did it use?")
     assert diff.value == "5"
 
 
 def test_a_converted_copy_is_rounded_but_a_change_by_a_power_of_ten_is_exact():
     from stages.core.answer.arithmetic import rounded_conversion
-    assert rounded_conversion(52 / 24, 52, 2) == 2.17  # "52 hours" read for days
-    assert rounded_conversion(0.75466, 754.66, 2) == 0.75466  # kWh -> MWh
-    assert rounded_conversion(7.5, 7.5, 2) == 7.5
-    assert rounded_conversion(52 / 24, 52, -1) == 52 / 24
+    assert rounded_conversion(52 / 24, 52) == 2.17  # "52 hours" read for days
+    assert rounded_conversion(0.75466, 754.66) == 0.75466  # kWh -> MWh
+    assert rounded_conversion(7.5, 7.5) == 7.5
     r = reader.read_reply("numeric", "days", {"units": [1], "value": 52},
                           [ContextBlock("strubell2019", "with an average job length of 52 hours.")])
     assert r.value == "2.17" and r.grounded
@@ -177,13 +147,12 @@ def test_operation_asked_by_the_wording(question, unit, expected):
 
 def test_wording_overrides_the_models_operation_for_two_operands_only():
     q = "How many times more energy does A use than B?"
-    assert compute("difference", 29.078, 7.41, q, "multiplier", from_wording=True)[0] == pytest.approx(3.92)
-    assert compute("difference", 29.078, 7.41, q, "multiplier")[0] == pytest.approx(21.67)  # off: as the model said
+    assert compute("difference", 29.078, 7.41, q, "multiplier")[0] == pytest.approx(3.92)
     q = "By what percentage did the emissions of Mistral-small fall after quantization?"
-    assert compute("difference", 0.020, 0.015, q, "percent", from_wording=True)[0] == pytest.approx(25)
+    assert compute("difference", 0.020, 0.015, q, "percent")[0] == pytest.approx(25)
     # one number (b = 0) or an operation the wording does not name: the model's choice stands
-    assert compute("difference", 33, 0, q, "percent", from_wording=True)[0] == pytest.approx(33)
-    assert compute("sum", 51686, 7571, "How many times more?", "multiplier", from_wording=True)[0] == 59257
+    assert compute("difference", 33, 0, q, "percent")[0] == pytest.approx(33)
+    assert compute("sum", 51686, 7571, "How many times more?", "multiplier")[0] == 59257
 
 
 def test_a_runaway_operand_becomes_the_stated_number_with_its_leading_digits():
@@ -199,12 +168,12 @@ def test_a_runaway_operand_becomes_the_stated_number_with_its_leading_digits():
     assert unrunaway(40.0, 800, [text], []) == 40.0  # not a runaway
     q = ("How many times larger is the estimated hardware acquisition cost for training GPT-4 than its "
          "amortized hardware CapEx plus energy cost?")
-    value, _ = compute("ratio", 800, 4e15, q, "multiplier", [text], [], 2, True)
+    value, _ = compute("ratio", 800, 4e15, q, "multiplier", [text], [])
     assert value == pytest.approx(20.0)
 
 
 def test_a_second_operand_left_at_zero_is_the_number_stated_beside_the_first():
-    """answer.fill_missing_operand: asked how much storage grew, the 1.5B copies 445 MW and writes b = 0;
+    """Asked how much storage grew, the 1.5B copies 445 MW and writes b = 0;
     the unit states "1.3 GW ... up from 445 megawatts" (dev d108), and "28 gigawatts" further away."""
     from stages.core.answer.arithmetic import asks_two_numbers, missing_operand
 
@@ -213,8 +182,7 @@ def test_a_second_operand_left_at_zero_is_the_number_stated_beside_the_first():
     units = [ContextBlock("amazon2023", amazon)]
     grow = "By how many megawatts did Amazon's energy storage capacity grow from 2022 to 2023?"
     reply = {"units": [1], "operation": "difference", "a": 445, "b": 0}
-    assert reader.read_reply("numeric", "MW", reply, units, question=grow).value == "445"  # off: b stays 0
-    r = reader.read_reply("numeric", "MW", reply, units, question=grow, fill_missing_operand=True)
+    r = reader.read_reply("numeric", "MW", reply, units, question=grow)
     assert (r.value, r.grounded) == ("855", True)  # 1.3 GW (nearest 445) is 1300 MW; stated, so grounded
     # a sum the wording asks for, its second number in another pointed unit: the one number in GPU hours there
     pre = "JetMoE-8B is trained with less than $0.1 million, using 1.25T tokens and 30,000 H100 GPU hours."

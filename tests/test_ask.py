@@ -103,7 +103,7 @@ def test_ask_answers_through_the_answer_stages_path() -> None:
     from stages.core.answer.params import AnswerParams, EnsembleParams
     from stages.core.answer.record import context_blocks
     from stages.core.answer.submission import build_submission
-    from stages.core.answer.voting import VoteParams, member_answers, vote_all
+    from stages.core.answer.voting import member_answers, vote_all
     from stages.core.plan.planner import PlanParams
     from stages.core.retrieve.search import CONTEXT_SCHEMA, context_rows
     from stages.core.tools.ask import AskParams, ask_question
@@ -112,8 +112,8 @@ def test_ask_answers_through_the_answer_stages_path() -> None:
         def retrieve(self, queries, p, answer_unit=None):
             return [unit("d1:sec1:p0", 0.9), unit("d1:sec2:p0", 0.5)][: p.top_k_final]
 
-    params = AskParams(PlanParams(n_queries=1), RetrieveParams(top_k_final=2), AnswerParams(tf_logprobs=False),
-                       EnsembleParams(n=1), VoteParams(), "m")
+    params = AskParams(PlanParams(n_queries=1), RetrieveParams(top_k_final=2), AnswerParams(),
+                       EnsembleParams(n=1), "m")
     llm = _RecordingLLM()
     res = ask_question("What does the farm make?", "MWh", params, StubRetriever(), llm, {"d1", "d2"},
                        {"d1": "https://d1"})
@@ -122,10 +122,10 @@ def test_ask_answers_through_the_answer_stages_path() -> None:
     rows = [r for k, a in enumerate(res.attempts) for r in context_rows("ask", k, a)]
     qs = pl.DataFrame({"id": ["ask"], "question": ["What does the farm make?"], "answer_unit": ["MWh"]})
     members = answer_members(stage_llm, "m", qs, context_blocks(pl.DataFrame(rows, schema=CONTEXT_SCHEMA)),
-                             params.answer, params.ensemble, {"d1", "d2"}, vote=params.vote)
-    voted = vote_all([member_answers(pl.DataFrame(m)) for m in members], ["ask"], params.vote)
-    assert llm.calls == stage_llm.calls and len(llm.calls) == 1
-    user = llm.calls[0][-1]["content"]
+                             params.answer, params.ensemble, {"d1", "d2"})
+    voted = vote_all([member_answers(pl.DataFrame(m)) for m in members], ["ask"])
+    assert llm.calls == stage_llm.calls and len(llm.calls) == 2  # the content-free True/False prior, the question
+    user = llm.calls[1][-1]["content"]
     assert user.index("[1] d1: Cooling uses water.") < user.index("[2] d1: The farm makes 150 MWh.")  # reversed
     assert '"value"' in user and "ref_id=" not in user  # the typed reader's prompt, not the free reader's
     assert res.submission == build_submission(qs, voted, {"d1": "https://d1"}).row(0, named=True)

@@ -34,13 +34,12 @@ def test_the_copied_cell_stays_when_no_other_column_is_named_better():
     assert pick_cell("Energy in 2020 or 2021?", 1.0, [tie]) == 1.0
 
 
-def test_read_reply_picks_the_cell_only_when_asked_and_only_in_table_units():
+def test_read_reply_picks_the_cell_only_in_table_units():
     units = [ContextBlock("jegham2025", ROW, "table")]
     data = {"units": [1], "value": 1.271}
-    assert read_reply("numeric", "Wh", data, units, question=Q_10K, pick_cells=True).value == "19.183"
-    assert read_reply("numeric", "Wh", data, units, question=Q_10K).value == "1.271"
+    assert read_reply("numeric", "Wh", data, units, question=Q_10K).value == "19.183"
     prose = [ContextBlock("jegham2025", ROW)]  # the same words in a prose unit: not a table record
-    assert read_reply("numeric", "Wh", data, prose, question=Q_10K, pick_cells=True).value == "1.271"
+    assert read_reply("numeric", "Wh", data, prose, question=Q_10K).value == "1.271"
 
 
 def test_operands_from_two_records_take_b_from_a_s_record_under_b_s_column():
@@ -57,22 +56,4 @@ def test_operands_from_two_records_take_b_from_a_s_record_under_b_s_column():
     q = ("Based on Table IV of Xia et al. (2024), how many dollars cheaper is fine-tuning sparse Mixtral on an H100 "
          "than on an A40?")
     data = {"units": [1], "operation": "difference", "a": 17.9, "b": 0.79}
-    assert read_reply("numeric", "USD", data, units, question=q).value == "17.11"
-    assert read_reply("numeric", "USD", data, units, question=q, same_record=True).value == "14.8"
-
-
-def test_a_number_no_pointed_unit_states_becomes_the_pointed_row_s_only_cell():
-    # dev d102: the reader pointed at strubell2019 Table 1's "Transformer (big)" row and copied 26, Table 3's
-    # Transformer-base CO2e from another unit; the row's one cell, 192 lbs, is then converted to kg
-    row = ("Table 1: Estimated CO 2 emissions from training common NLP models. 1 | Consumption: Transformer (big) | "
-           "CO 2e (lbs): 192")
-    other = "Table 3: Estimated cost. | Model / Hardware: Transformerbase P100x8 | Hours: 12 | CO 2e: 26"
-    units = [ContextBlock("strubell2019", row, "table"), ContextBlock("strubell2019", other, "table")]
-    q = "How many kilograms of CO2e did Strubell et al. (2019) estimate for training the Transformer big model?"
-    data = {"units": [1], "value": 26}
-    assert read_reply("numeric", "kg", data, units, question=q).value == "26"
-    assert read_reply("numeric", "kg", data, units, question=q, pointed_cell=True).value == "87.09"
-    # the copied number is in the pointed row: it stays; a prose unit pointed: it stays
-    assert read_reply("numeric", "kg", {"units": [2], "value": 26}, units, question=q, pointed_cell=True).value == "26"
-    prose = [ContextBlock("strubell2019", row), units[1]]
-    assert read_reply("numeric", "kg", data, prose, question=q, pointed_cell=True).value == "26"
+    assert read_reply("numeric", "USD", data, units, question=q).value == "14.8"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from stages.core.answer import free_reader
-from stages.core.answer import typed_reader as reader
+from stages.core.answer import typed_prompt as reader
 from stages.core.answer.demos import demo_messages
 from stages.core.answer.kinds import question_kind
 from stages.core.answer.params import AnswerParams
@@ -105,15 +105,14 @@ def test_wattbot_params_give_the_pre_change_system_prompts(wattbot):
 def test_wattbot_messages_are_byte_identical_for_each_kind(wattbot):
     ap, pp = wattbot
     system = {"role": "system", "content": reader.typed_reader_system(ap.corpus)}
-    prefix = [system, *demo_messages(ROOT / ap.demo_file, ap.demos, ap.number_format, ap.quote_first)]
+    prefix = [system, *demo_messages(ROOT / ap.demo_file, ap.demos)]
     got = {}
     for q, unit in QUESTIONS:
         kind = question_kind(q, unit)
-        msg = {"role": "user", "content": reader.user_message(q, unit, kind, UNITS, ap.number_format,
-                                                              ap.quote_first)}
+        msg = {"role": "user", "content": reader.user_message(q, unit, kind, UNITS)}
         got[f"typed/demos/{kind}"] = _sha([*prefix, msg])
         got[f"typed/bare/{kind}"] = _sha([system, msg])
-        got[f"free/{kind}"] = _sha(free_reader.build_messages(q, unit, UNITS, True, ap.corpus))
+        got[f"free/{kind}"] = _sha(free_reader.build_messages(q, unit, UNITS, ap.corpus))
     got["plan"] = _sha(planner_messages(pp, QUESTIONS[0][0]))
     assert got == OLD_HASHES
 
@@ -122,7 +121,7 @@ def test_every_prompt_names_the_configured_corpus():
     corpus = CorpusParams(description="court rulings and statutes", topic="tax law",
                           search_topic="taxation of companies")
     typed = reader.typed_reader_system(corpus)
-    free = free_reader.build_messages("Q?", "USD", UNITS, True, corpus)[0]["content"]
+    free = free_reader.build_messages("Q?", "USD", UNITS, corpus)[0]["content"]
     plan = planner_messages(PlanParams(corpus=corpus), "Q?")[0]["content"]
     assert typed.startswith("You answer a question about tax law from numbered context units taken from "
                             "court rulings and statutes.")
@@ -136,7 +135,7 @@ def test_every_prompt_names_the_configured_corpus():
 
 def test_the_neutral_default_names_no_wattbot_topic():
     typed = reader.typed_reader_system(CorpusParams())
-    free = free_reader.build_messages("Q?", "USD", UNITS, True)[0]["content"]
+    free = free_reader.build_messages("Q?", "USD", UNITS)[0]["content"]
     plan = planner_system(PlanParams().corpus)
     assert typed.startswith("You answer a question from numbered context units taken from technical and "
                             "scientific documents.")
@@ -165,6 +164,6 @@ def test_no_demos_needs_no_demo_file(tmp_path):
     ap = AnswerParams(demos=[], demo_file=str(tmp_path / "missing.csv"))
     setup = typed_prefixes(ap)
     assert setup.prefix == setup.bare and [m["role"] for m in setup.prefix] == ["system"]
-    assert demo_messages(tmp_path / "missing.csv", [], "json") == []
+    assert demo_messages(tmp_path / "missing.csv", []) == []
     with pytest.raises(Exception, match="not found"):
-        demo_messages(tmp_path / "missing.csv", ["d1"], "json")
+        demo_messages(tmp_path / "missing.csv", ["d1"])

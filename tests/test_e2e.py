@@ -53,7 +53,6 @@ def test_dvc_repro_end_to_end_then_grow_ensemble(tmp_path, monkeypatch):
     # grow the ensemble: only answer/vote/score rerun, members 0-1 come from the cache
     params = yaml.safe_load((proj / "params.yaml").read_text())
     params["ensemble"]["n"] = 3
-    params["ensemble"]["early_stop"] = False  # every member answers every question
     (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     second = dvc(proj, "repro")
     for stage in ("extract", "caption", "build_tree", "embed", "index", "plan", "retrieve"):
@@ -63,20 +62,11 @@ def test_dvc_repro_end_to_end_then_grow_ensemble(tmp_path, monkeypatch):
         m = re.search(rf"member {member} \(seed {member}\): (\d+) calls, (\d+) cache hits, (\d+) shared with an "
                       r"earlier member, (\d+) new", second)
         assert m and int(m.group(4)) == 0 and int(m.group(2)) + int(m.group(3)) == int(m.group(1)), second[-3000:]
-    m = re.search(r"member 2 \(seed 2\): (\d+) calls, (\d+) cache hits, \d+ shared with an earlier member, (\d+) new",
-                  second)
-    assert m and int(m.group(3)) >= 3 and int(m.group(2)) == 0
-    assert (proj / "artifacts" / "answers" / "run_2.parquet").exists()
-    full = (proj / "submissions" / "submission.csv").read_text()
-
-    # early stop: member 2 is asked only where members 0 and 1 disagree; the same submission, no new call
-    params["ensemble"]["early_stop"] = True
-    (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    third = dvc(proj, "repro")
+    # member 2 is asked only where members 0 and 1 do not decide the vote (early stop); each question either way
     m = re.search(r"member 2 \(seed 2\): (\d+) calls, \d+ cache hits, \d+ shared with an earlier member, (\d+) new, "
-                  r"(\d+) questions skipped", third)
-    assert m and int(m.group(2)) == 0 and int(m.group(1)) + int(m.group(3)) >= 3, third[-3000:]
-    assert (proj / "submissions" / "submission.csv").read_text() == full
+                  r"(\d+) questions skipped", second)
+    assert m and int(m.group(1)) + int(m.group(3)) >= 3, second[-3000:]
+    assert (proj / "artifacts" / "answers" / "run_2.parquet").exists()
 
     # an edit to any core package makes `dvc status` name the stages that import it and stages
     # downstream of those, and no other (the code deps are the package folders)

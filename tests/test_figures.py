@@ -139,7 +139,7 @@ def test_with_figures_puts_each_image_after_its_unit_text(tmp_path):
 def test_with_figures_in_the_free_readers_media_part(tmp_path):
     red = png(tmp_path / "r.png", 20, 10, (255, 0, 0))
     blocks = [ContextBlock("d", "Figure 1: Red.", "image", red), ContextBlock("a", "Plain text 1.")]
-    messages = free_reader.build_messages("q?", "W", blocks, True)
+    messages = free_reader.build_messages("q?", "W", blocks)
     parts = with_figures(messages, blocks, VISION)[1]["content"]
     assert [p["type"] for p in parts] == ["text", "image_url", "text"]
     assert parts[0]["text"].endswith("Referenced media:\n[ref_id=d] (image) Figure 1: Red.")
@@ -179,14 +179,14 @@ def test_router_sends_only_calls_with_images_to_the_vision_client():
 
 def test_typed_reader_sends_the_figure_and_the_cache_key_holds_its_pixels(tmp_path):
     red, blue = png(tmp_path / "r.png", 20, 10, (255, 0, 0)), png(tmp_path / "b.png", 20, 10, (0, 0, 255))
-    ap = AnswerParams(demos=[], tf_logprobs=False, vision=VISION)
+    ap = AnswerParams(demos=[], vision=VISION)
     setup = typed_prefixes(ap)
     keys = []
     for path in (red, blue, None):
         llm = RecordingLLM("vision")
         units = [ContextBlock("d", "Figure 1: Peak power of the X100.", "image", path)]
         out = answer_question_typed(llm, "q1", "What peak power does the X100 reach?", "W",
-                                    [TypedMember([units], seed=0, temperature=0.0)], ap, setup)
+                                    [TypedMember([units], seed=0)], ap, setup)
         assert out[0].answer.answer_value == "250" and out[0].answer.ref_id == ["d"]
         (messages,) = llm.calls
         assert has_images(messages) == (path is not None)

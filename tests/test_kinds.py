@@ -13,6 +13,8 @@ from stages.core.answer import typed_reader as reader
 from stages.core.answer.ensemble import answer_members
 from stages.core.answer.kinds import infer_type, infer_unit, question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
+from stages.core.answer.typed_answer import EXPLAIN_MAX_TOKENS, MAX_TOKENS
+from stages.core.answer import typed_prompt as prompt
 from stages.core.answer.record import Answer, ContextBlock
 from stages.core.answer.submission import build_submission
 from stages.core.common.dataio import read_questions
@@ -104,18 +106,13 @@ def test_infer_unit_modes_keep_given_units():
     assert question_type("How many kWh did it use?", "MWh", "always").unit == "kWh"
 
 
-def test_infer_unit_and_explain_params_are_validated():
+def test_infer_unit_params_are_validated():
     base = {"answer": {}}
     assert section(AnswerParams, "answer", base).infer_unit == "auto"
     with pytest.raises(ParamError, match="answer.infer_unit"):
         section(AnswerParams, "answer", {"answer": {"infer_unit": "sometimes"}})
     with pytest.raises(ParamError, match="answer.unit_words"):
         section(AnswerParams, "answer", {"answer": {"unit_words": {"eps": ""}}})
-    with pytest.raises(ParamError, match="explain_max_chars"):
-        section(AnswerParams, "answer", {"answer": {"explain_max_chars": 5}})
-    with pytest.raises(ParamError, match="unknown kinds"):
-        section(AnswerParams, "answer", {"answer": {"typed_kinds": ["essay"]}})
-    assert "explain" in AnswerParams().typed_kinds
 
 
 UNITS = [ContextBlock("apple-10k-2023", "Gross margin rose because of a favourable mix of Services and cost savings."),
@@ -125,9 +122,9 @@ UNITS = [ContextBlock("apple-10k-2023", "Gross margin rose because of a favourab
 @pytest.mark.parametrize("reply", ["G", "}", "time", "]12.8%", "12.8 % 3", "apple-10k-2023", "Apple 10-K 2023",
                                    "Apple Inc.", "", "   ", None, 12.8, "null", "is_blank"])
 def test_an_explanation_that_is_no_answer_is_rejected(reply):
-    assert reader.explanation(reply, UNITS, min_words=4) is None
+    assert reader.explanation(reply, UNITS) is None
     data = {"units": [1], "answer": reply}
-    assert reader.read_reply("explain", BLANK, data, UNITS, explain_min_words=4).is_blank
+    assert reader.read_reply("explain", BLANK, data, UNITS).is_blank
 
 
 def test_an_explanation_is_kept_whole_sentences_and_cites_its_units():
@@ -136,17 +133,18 @@ def test_an_explanation_is_kept_whole_sentences_and_cites_its_units():
     assert (r.value, r.pointers, r.grounded) == (said, (1,), True)
     assert reader.refs_for(r, UNITS) == ["apple-10k-2023"]
     # cut at the schema's maxLength: the unfinished sentence goes
-    cut = "Services grew. Costs fell as suppliers cut prices. Foreign exchange hurt the result in Europe and"
-    got = reader.explanation(cut, UNITS, 4, max_chars=len(cut) + 1)
-    assert got == "Services grew. Costs fell as suppliers cut prices."
-    schema = reader.reply_schema("explain", 2, explain_chars=250)
-    assert schema["properties"]["answer"]["anyOf"][0] == {"type": "string", "maxLength": 250}
-    assert reader.reply_schema("text", 2)["properties"]["answer"]["anyOf"][0]["maxLength"] == reader.MAX_TEXT_CHARS
-    assert "full sentences" in reader.answer_instruction("explain", BLANK, "json")
+    head = "Services grew. Costs fell as suppliers cut prices. " * 4
+    cut = head + "Foreign exchange hurt the result in Europe and " * 4
+    cut = cut[:reader.EXPLAIN_MAX_CHARS - 1]
+    assert reader.explanation(cut, UNITS) == head.strip()
+    schema = prompt.reply_schema("explain", 2)
+    assert schema["properties"]["answer"] == {"type": "string", "maxLength": reader.EXPLAIN_MAX_CHARS}
+    assert prompt.reply_schema("text", 2)["properties"]["answer"]["maxLength"] == reader.MAX_TEXT_CHARS
+    assert "full sentences" in prompt.answer_instruction("explain", BLANK)
 
 
 def test_a_number_without_any_unit_is_asked_in_the_units_own():
-    msg = reader.user_message("How much did it grow?", BLANK, "numeric", UNITS, "json")
+    msg = prompt.user_message("How much did it grow?", BLANK, "numeric", UNITS)
     assert "Answer unit" not in msg and "is_blank" not in msg
     assert "the answer in the unit the units state" in msg
 
@@ -187,15 +185,15 @@ def test_a_questions_csv_without_answer_unit_runs_through_the_answer_driver(tmp_
                   ("answer_explain", 0): '{"units": [1], "answer": "G"}',  # a stray token: retried wider
                   ("answer_explain", 1): '{"units": [1], "answer": "Lower freight costs raised the margins."}'})
     ctx = {q: LEVELS for q in ("n1", "y1", "e1")}
-    params = AnswerParams(demos=[], tf_logprobs=False, max_retries=1)
+    params = AnswerParams(demos=[], max_retries=1)
     rows = answer_members(llm, "m", questions, ctx, params, EnsembleParams(n=1), {"acme-10k", "acme-10q"},
                           max_concurrency=1)[0]
     by_id = {r["question_id"]: r for r in rows}
     assert (by_id["n1"]["answer_value"], by_id["n1"]["answer_unit"]) == ("1200", "million USD")
     assert by_id["y1"]["answer_value"] == "1" and by_id["y1"]["ref_id"] == ["acme-10k"]
     assert by_id["e1"]["answer_value"] == "Lower freight costs raised the margins." and by_id["e1"]["attempts"] == 2
-    assert ("answer_explain", 0, params.explain_max_tokens) in llm.calls
-    assert ("answer_numeric", 0, params.max_tokens) in llm.calls
+    assert ("answer_explain", 0, EXPLAIN_MAX_TOKENS) in llm.calls
+    assert ("answer_numeric", 0, MAX_TOKENS) in llm.calls
     numeric_msg = next(m for m in llm.messages if "Question: What was Acme's revenue" in m)
     assert "Answer unit: million USD" in numeric_msg
     # the submission writes the inferred unit where the questions file has none, and the sentence as the answer
@@ -205,7 +203,8 @@ def test_a_questions_csv_without_answer_unit_runs_through_the_answer_driver(tmp_
     assert sub["n1"]["answer_unit"] == "million USD" and sub["y1"]["answer_unit"] == BLANK
     assert sub["e1"]["answer"] == sub["e1"]["answer_value"] == "Lower freight costs raised the margins."
     # an explanation that stays a stray token is left blank, never submitted
-    bad = ByKind({("answer_explain", 0): '{"units": [1], "answer": "}"}',
+    bad = ByKind({("answer_true_false", 0): '{"units": [1], "answer": true}',  # the content-free prior
+                  ("answer_explain", 0): '{"units": [1], "answer": "}"}',
                   ("answer_explain", 1): '{"units": [2], "answer": "acme-10q"}'})
     row = answer_members(bad, "m", questions.filter(questions["id"] == "e1"), ctx, params, EnsembleParams(n=1),
                          set(), max_concurrency=1)[0][0]
@@ -218,13 +217,14 @@ def test_wattbot_units_still_decide_with_infer_unit_auto(tmp_path: Path):
     csv.write_text("id,question,answer_unit\n"
                    "t1,Did Acme buy back shares in the quarter?,is_blank\n"
                    "n1,\"What was Acme's revenue in 2023, in millions of dollars?\",USD\n")
-    llm = ByKind({("answer_text", 0): '{"units": [1], "answer": "yes"}',
+    llm = ByKind({("answer_true_false", 0): '{"units": [1], "answer": true}',  # the content-free prior
+                  ("answer_text", 0): '{"units": [1], "answer": "yes"}',
                   ("answer_numeric", 0): '{"units": [1], "value": 1200}'})
     rows = answer_members(llm, "m", read_questions(csv), {"t1": LEVELS[:1], "n1": LEVELS[:1]},
-                          AnswerParams(demos=[], tf_logprobs=False, max_retries=0), EnsembleParams(n=1), set(),
+                          AnswerParams(demos=[], max_retries=0), EnsembleParams(n=1), set(),
                           max_concurrency=1)[0]
-    assert [c[0] for c in llm.calls] == ["answer_text", "answer_numeric"]
-    assert "Answer unit: USD" in llm.messages[1] and rows[1]["answer_unit"] == "USD"
+    assert [c[0] for c in llm.calls] == ["answer_true_false", "answer_text", "answer_numeric"]
+    assert "Answer unit: USD" in llm.messages[2] and rows[1]["answer_unit"] == "USD"
     json.dumps(rows, default=str)  # rows stay plain data
 
 
@@ -254,4 +254,4 @@ def test_no_unit_questions_with_the_real_local_model(tmp_path: Path, monkeypatch
     assert by_id["y1"]["answer_value"] in ("0", "1")
     said = by_id["e1"]["answer_value"]
     assert by_id["e1"]["attempts"] == 1
-    assert said == BLANK or reader.explanation(said, [], 4) == said  # a sentence of >= 4 words, or blank
+    assert said == BLANK or reader.explanation(said, []) == said  # a sentence of >= 4 words, or blank

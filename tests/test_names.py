@@ -21,10 +21,10 @@ def test_the_question_words_at_the_ends_and_a_bracketed_expansion_go():
     assert tidy_name("ML.ENERGY Benchmark", "What is the name of the benchmark suite?") == "ML.ENERGY Benchmark"
 
 
-def test_read_reply_tidies_text_answers_only_when_asked():
+def test_read_reply_tidies_text_answers():
     units = [ContextBlock("griggs2024", "We use the Chatbot Arena dataset for short-context chat.")]
     data = {"units": [1], "answer": "Chatbot Arena dataset"}
     q = "Which dataset did the Mélange evaluation use to represent short-context chat?"
-    tidy = read_reply("text", "", data, units, question=q, tidy_names=True)
+    tidy = read_reply("text", "", data, units, question=q)
     assert tidy.value == "Chatbot Arena" and tidy.grounded
-    assert read_reply("text", "", data, units, question=q).value == "Chatbot Arena dataset"
+    assert read_reply("text", "", data, units).value == "Chatbot Arena dataset"  # no question: as written

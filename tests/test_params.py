@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from stages.core.answer.params import AnswerParams, EnsembleParams
-from stages.core.answer.voting import VoteParams
 from stages.core.common.params import ParamError, load_params, section
 from stages.core.embed.embedder import EmbedParams
 from stages.core.llm.params import LLMParams
@@ -26,17 +25,16 @@ def test_repository_params_yaml_parses_into_every_section():
     section(AnswerParams, "answer", params)
     section(PlanParams, "plan", params)
     section(EmbedParams, "embed", params)
-    section(VoteParams, "vote", params)
     from stages.core.index.store import IndexParams
 
     assert section(IndexParams, "index", params).bm25_window_chars == params["index"]["bm25_window_chars"]
 
 
-def test_unknown_vote_strategy_names_the_parameter():
+def test_unknown_answer_reader_names_the_parameter():
     with pytest.raises(ParamError) as e:
-        section(VoteParams, "vote", {"vote": {"strategy": "majority"}})
+        section(AnswerParams, "answer", {"answer": {"reader": "majority"}})
     msg = str(e.value)
-    assert "vote.strategy='majority'" in msg and "answer_priority" in msg
+    assert "answer.reader='majority'" in msg and "typed" in msg
 
 
 def test_unknown_key_and_wrong_type_are_named():
@@ -58,7 +56,7 @@ def test_bad_base_url_and_unknown_embedded_model():
 
 
 SECTIONS = {
-    "answer": AnswerParams, "ensemble": EnsembleParams, "vote": VoteParams, "llm": LLMParams, "plan": PlanParams,
+    "answer": AnswerParams, "ensemble": EnsembleParams, "llm": LLMParams, "plan": PlanParams,
     "retrieve": RetrieveParams,
 }
 

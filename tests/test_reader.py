@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from stages.core.answer import typed_prompt as prompt
 from stages.core.answer import typed_reader as reader
 from stages.core.answer.demos import demo_messages
 from stages.core.answer.ensemble import member_view
@@ -19,7 +20,7 @@ from stages.core.answer.typed_answer import (
     TypedSetup,
     answer_question_typed,
 )
-from stages.core.answer.voting import VoteParams, vote_question
+from stages.core.answer.voting import vote_question
 from stages.core.common.dataio import InputError
 from stages.core.common.values import BLANK
 from stages.core.llm.protocol import Completion
@@ -45,33 +46,28 @@ def test_question_kind(question, unit, kind):
     assert question_kind(question, unit) == kind
 
 
-def test_numeric_schema_points_before_a_json_number():
-    s = reader.reply_schema("numeric", 3)
+def test_numeric_schema_points_before_a_json_number_and_has_no_null():
+    s = prompt.reply_schema("numeric", 3)
     assert list(s["properties"]) == ["units", "value"] and s["required"] == ["units", "value"]
     assert s["properties"]["units"]["items"]["enum"] == [1, 2, 3]
     assert s["properties"]["units"]["maxItems"] == reader.MAX_POINTERS
-    assert {"type": "number"} in s["properties"]["value"]["anyOf"]
-    assert reader.reply_schema("numeric", 2, allow_null=False)["properties"]["value"] == {"type": "number"}
-    text = reader.reply_schema("numeric", 2, number_format="text", allow_null=False)["properties"]["value"]
-    assert text == {"type": "string", "pattern": reader.NUMBER_PATTERN}
-    expr = reader.reply_schema("numeric", 2, number_format="expression", allow_null=False)["properties"]["value"]
-    assert expr == {"type": "string", "pattern": reader.EXPRESSION_PATTERN}
+    assert s["properties"]["value"] == {"type": "number"}  # the model always answers
 
 
 def test_other_schemas():
-    assert list(reader.reply_schema("range", 2)["properties"]) == ["units", "low", "high"]
-    assert reader.reply_schema("true_false", 2)["properties"]["answer"] == {"type": "boolean"}
-    text = reader.reply_schema("text", 2, allow_null=False)["properties"]["answer"]
+    assert list(prompt.reply_schema("range", 2)["properties"]) == ["units", "low", "high"]
+    assert prompt.reply_schema("true_false", 2)["properties"]["answer"] == {"type": "boolean"}
+    text = prompt.reply_schema("text", 2)["properties"]["answer"]
     assert text == {"type": "string", "maxLength": reader.MAX_TEXT_CHARS}
-    fmt = reader.response_format("range", 4)
+    fmt = prompt.response_format("range", 4)
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["properties"]["units"]["items"]["enum"][-1] == 4
 
 
 def test_units_are_numbered_and_the_question_comes_last():
-    msg = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2] + [ContextBlock("x", "row", "table")], "json")
+    msg = prompt.user_message("How many lbs?", "lbs", "numeric", UNITS[:2] + [ContextBlock("x", "row", "table")])
     assert msg.index("[1] strubell2019: Table 1") < msg.index("[2] patterson2021:") < msg.index("[3] x (table): row")
     assert msg.index("[3] x") < msg.index("Question: How many lbs?") < msg.index("Answer unit: lbs")
-    assert "Answer unit" not in reader.user_message("True or False: x", BLANK, "true_false", UNITS, "json")
+    assert "Answer unit" not in prompt.user_message("True or False: x", BLANK, "true_false", UNITS)
 
 
 def test_numeric_reading_grounded_with_thousands_separator():
@@ -79,15 +75,6 @@ def test_numeric_reading_grounded_with_thousands_separator():
     assert (r.value, r.pointers, r.grounded) == ("11023", (1,), True)
     assert reader.refs_for(r, UNITS) == ["strubell2019"]
     assert "11,023" in reader.quote_for(r, UNITS)
-
-
-@pytest.mark.parametrize("raw,value", [("32 billion", "32000000000"), ("11,023", "11023"), ("-34.66", "-34.66"),
-                                       ("0.1", "0.1"), (4.3, "4.3"), ("7 thousand", "7000")])
-def test_numbers_as_the_context_writes_them(raw, value):
-    import re
-    assert reader.read_reply("numeric", "tokens", {"units": [], "value": raw}, UNITS).value == value
-    if isinstance(raw, str):
-        assert re.fullmatch(reader.NUMBER_PATTERN, raw)
 
 
 def test_a_json_number_copied_without_its_magnitude_word_gets_it_back():
@@ -117,20 +104,6 @@ def test_value_in_another_unit_is_grounded_there_and_a_value_in_none_is_not():
     assert (r.grounded, r.pointers) == (False, (2,))
     t = reader.read_reply("text", BLANK, {"units": [1], "answer": "gshard-600b"}, UNITS)
     assert (t.grounded, t.pointers) == (True, (2,))
-
-
-def test_expression_readings():
-    r = reader.read_reply("numeric", "MWh", {"units": [2], "value": "24 - 4.3"}, UNITS)
-    assert r.value == "19.7" and r.grounded and r.expression == "24 - 4.3"
-    r = reader.read_reply("numeric", "MWh", {"units": [2], "value": "24 * 7.5"}, UNITS)
-    assert r.value == "180" and not r.grounded  # 7.5 is neither stated nor a conversion constant
-
-
-@pytest.mark.parametrize("expr", ["__import__('os').system('echo hi')", "9**9**9", "2 ** 99", "open('/etc/passwd')",
-                                  "(1" * 300 + ")" * 300, "1/0", "[1, 2]", "a + 1", "1e308 * 1e308"])
-def test_malicious_or_broken_expressions_give_no_value(expr):
-    r = reader.read_reply("numeric", "MWh", {"units": [2], "value": expr}, UNITS)
-    assert r.is_blank
 
 
 def test_range_text_and_pointer_hygiene():
@@ -180,22 +153,18 @@ d4,What range of PUE was reported?,"1.1-1.2","[1.1,1.2]",PUE,['x2024'],[],A PUE 
 def test_demos_are_shown_like_real_questions(tmp_path: Path):
     csv = tmp_path / "dev.csv"
     csv.write_text(DEV_CSV, encoding="utf-8")
-    turns = demo_messages(csv, ["d1", "d2", "d3", "d4"], number_format="text")
+    turns = demo_messages(csv, ["d1", "d2", "d3", "d4"])
     assert [t["role"] for t in turns] == ["user", "assistant"] * 4
     replies = [json.loads(t["content"]) for t in turns[1::2]]
-    assert replies[0] == {"units": [1], "value": "5000"}  # a string, as the schema wants
-    schema = reader.reply_schema("numeric", 2, number_format="text")["properties"]["value"]["anyOf"][0]
-    assert re.fullmatch(schema["pattern"], replies[0]["value"])
+    assert replies[0] == {"units": [1], "value": 5000}  # a JSON number, as the schema wants
     assert replies[1] == {"units": [2], "answer": False}  # the gold unit alternates position
     assert replies[2] == {"units": [1], "answer": "FairScale"}
     assert replies[3] == {"units": [2], "low": 1.1, "high": 1.2}
     assert "[1] samsi2024: We use FairScale" in turns[2]["content"]  # the next demo's quote is the distractor
     assert "[1] strubell2019: Human life" in turns[6]["content"]  # ... wrapping round
-    assert json.loads(demo_messages(csv, ["d1"], "expression")[1]["content"])["value"] == "11023 * 0.453592"
-    assert json.loads(demo_messages(csv, ["d1"], "json")[1]["content"])["value"] == 5000  # a JSON number
     with pytest.raises(InputError, match=r"dev\.csv.*d9"):
-        demo_messages(csv, ["d1", "d9"], "json")
-    assert demo_messages(csv, [], "json") == []
+        demo_messages(csv, ["d1", "d9"])
+    assert demo_messages(csv, []) == []
 
 
 @dataclass
@@ -218,66 +187,37 @@ LEVELS = [[ContextBlock("patterson2021", "Training GShard-600B used 24 MWh and p
            ContextBlock("strubell2019", "BERT training used 1,507 kWh.")]]
 
 
-def test_members_answer_attempt_major_and_ungrounded_replies_are_retried():
+def test_members_answer_attempt_major_and_blank_readings_are_retried():
+    other = [[ContextBlock("strubell2019", "BERT training used 1,507 kWh.")], LEVELS[1]]
+    own = [[ContextBlock("samsi2024", "Power draw fluctuated between 15% and 85% of the maximum.")], LEVELS[1]]
     llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 24}',  # grounded at once
-                            (1, 0): '{"units": [1], "value": 99}',  # ungrounded -> retried
+                            (1, 0): '{"units": [1], "value": "n/a"}',  # no number: blank -> retried
                             (1, 1): '{"units": [2], "value": 1507}',
-                            (2, 0): '{"units": [1], "value": 77}',
-                            (2, 1): '{"units": [1], "value": 78}'})  # ungrounded twice
-    members = [TypedMember(LEVELS, seed, 0.7) for seed in (0, 1, 2)]  # sampled: every member asks
-    setup = TypedSetup([{"role": "system", "content": "s"}])
-    params = AnswerParams(max_retries=1, retry_ungrounded=True, abstain="model")
-    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
-    assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1), (2, 1)]  # every level 0 before any retry
+                            (2, 0): '{"units": [1], "value": 77}'})  # ungrounded: kept, not retried
+    members = [TypedMember(LEVELS, 0), TypedMember(other, 1), TypedMember(own, 2)]
+    setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
+    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, AnswerParams(max_retries=1), setup)
+    assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1)]  # every level 0 before any retry
     # 1,507 kWh copied as 1507 for an answer in MWh is restated as 1.507 (restate.py)
     assert [o.answer.answer_value for o in outs] == ["24", "1.507", "77"]
     assert [o.answer.grounded for o in outs] == [True, True, False]
     assert outs[1].answer.ref_id == ["strubell2019"] and outs[1].attempts == 2
-    abst = answer_question_typed(llm, "q1", "Energy?", "MWh", members[2:],
-                                 AnswerParams(max_retries=1, retry_ungrounded=True, abstain="ungrounded"), setup)
-    assert abst[0].answer.is_blank
-    once = answer_question_typed(llm, "q1", "Energy?", "MWh", members[1:2], AnswerParams(max_retries=1,
-                                                                                          retry_ungrounded=False), setup)
-    assert once[0].answer.answer_value == "99" and once[0].attempts == 1
-
-
-def test_an_operation_missing_its_second_number_is_asked_again_with_the_wider_context():
-    question = "How much energy did GShard-600B and BERT use together, in MWh?"
-    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "operation": "sum", "a": 24, "b": 0}',
-                            (0, 1): '{"units": [1, 2], "operation": "sum", "a": 24, "b": 1507}',
-                            (1, 0): '{"units": [1], "operation": "sum", "a": 24, "b": 0}',
-                            (1, 1): '{"units": [1], "operation": "sum", "a": 24, "b": 0}'})
-    setup = TypedSetup([{"role": "system", "content": "s"}])
-    members = [TypedMember(LEVELS, seed, 0.7, number_format="operation") for seed in (0, 1)]
-    params = AnswerParams(max_retries=1, retry_missing_operand=True)
-    outs = answer_question_typed(llm, "q1", question, "MWh", members, params, setup)
-    assert llm.calls == [(0, 0), (1, 0), (0, 1), (1, 1)]
-    # the retry found the second number (1,507 kWh = 1.507 MWh; rounded to compute_decimals); a member that
-    # never finds it keeps its answer
-    assert [o.answer.answer_value for o in outs] == ["25.51", "24"]
-    assert outs[0].answer.ref_id == ["patterson2021", "strubell2019"]
-    llm.calls.clear()
-    off = answer_question_typed(llm, "q1", question, "MWh", members[:1], AnswerParams(max_retries=1), setup)
-    assert llm.calls == [(0, 0)] and off[0].answer.answer_value == "24"  # off: "24 + 0" is grounded, no retry
+    once = answer_question_typed(llm, "q1", "Energy?", "MWh", members[1:2], AnswerParams(max_retries=0), setup)
+    assert once[0].answer.is_blank and once[0].attempts == 1
 
 
 def test_greedy_members_with_the_same_request_share_one_reply():
     llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 24}', (1, 0): '{"units": [1], "value": 99}',
                             (2, 0): '{"units": [1], "value": 77}'})
     setup = TypedSetup([{"role": "system", "content": "s"}, {"role": "user", "content": "demo"}],
-                       bare=[{"role": "system", "content": "s"}], demo_kinds=("true_false",))
+                       bare=[{"role": "system", "content": "s"}])
     params = AnswerParams(max_retries=0)
-    members = [TypedMember(LEVELS, 0, 0.0), TypedMember(LEVELS, 1, 0.0), TypedMember(LEVELS, 2, 0.7)]
+    members = [TypedMember(LEVELS, 0), TypedMember(LEVELS, 1), TypedMember(LEVELS, 2, extra_demo_kinds=("numeric",))]
     outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
-    assert llm.calls == [(0, 0), (2, 0)]  # member 1 asks what member 0 asked, greedily: no second call
+    # member 1 asks what member 0 asked: no second call; member 2 is shown the demonstrations: its own call
+    assert llm.calls == [(0, 0), (2, 0)]
     assert [o.answer.answer_value for o in outs] == ["24", "24", "77"]
     assert outs[1].attempts == 1 and outs[1].prompt_tokens == 0 and outs[0].prompt_tokens == 100
-    # a member shown other demonstrations, or reading another view, asks for itself
-    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 24}', (1, 0): '{"units": [1], "value": 99}'})
-    answer_question_typed(llm, "q1", "Energy?", "MWh",
-                          [TypedMember(LEVELS, 0, 0.0), TypedMember(LEVELS, 1, 0.0, extra_demo_kinds=("numeric",))],
-                          params, setup)
-    assert llm.calls == [(0, 0), (1, 0)]
 
 
 def test_member_views():
@@ -285,33 +225,12 @@ def test_member_views():
     levels = [[a, b], [a, b, ContextBlock("c", "3")]]
     assert member_view(levels, "as_is") == levels
     assert member_view(levels, "reversed")[0] == [b, a]
-    assert member_view(levels, "wider") == levels[1:]
 
 
 def test_vote_prefers_grounded_answers():
     answers = [Answer("q", answer_value="5", grounded=False), Answer("q", answer_value="5", grounded=False),
                Answer("q", answer_value="7", grounded=True)]
-    assert vote_question(answers, VoteParams()).answer_value == "7"
-    assert vote_question(answers, VoteParams(prefer_grounded=False)).answer_value == "5"
-
-
-def test_abstain_never_takes_null_out_of_the_schema():
-    llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": "24"}'})
-    setup = TypedSetup([{"role": "system", "content": "s"}])
-    seen = []
-    real = llm.complete
-
-    def spy(messages, **kw):
-        seen.append(kw["response_format"]["json_schema"]["schema"]["properties"]["value"])
-        return real(messages, **kw)
-
-    llm.complete = spy
-    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(abstain="never"),
-                          setup)
-    answer_question_typed(llm, "q1", "Energy?", "MWh", [TypedMember(LEVELS, 0, 0.0)], AnswerParams(abstain="model"),
-                          setup)
-    assert seen[0] == {"type": "number"}
-    assert {"type": "null"} in seen[1]["anyOf"]
+    assert vote_question(answers).answer_value == "7"
 
 
 @pytest.mark.parametrize("question,computes", [
@@ -331,7 +250,7 @@ def test_asks_to_compute(question, computes):
     assert asks_to_compute(question) is computes
 
 
-def test_compute_format_applies_to_numeric_questions_worded_to_compute():
+def test_numeric_questions_worded_to_compute_ask_for_an_operation():
     seen = []
 
     class Spy(ScriptedTypedLLM):
@@ -339,87 +258,16 @@ def test_compute_format_applies_to_numeric_questions_worded_to_compute():
             seen.append((messages[-1]["content"].splitlines()[-1], kw["response_format"]["json_schema"]["schema"]))
             return super().complete(messages, **kw)
 
-    llm = Spy({(0, 0): '{"units": [1], "value": "24 - 4.3"}'})
-    setup = TypedSetup([{"role": "system", "content": "s"}])
-    member = [TypedMember(LEVELS, 0, 0.0)]
-    params = AnswerParams(compute_format="expression")
-    out = answer_question_typed(llm, "q1", "How many more MWh than tCO2e?", "MWh", member, params, setup)
-    assert seen[-1][1]["properties"]["value"]["pattern"] == reader.EXPRESSION_PATTERN
-    assert "arithmetic expression" in seen[-1][0]
-    assert out[0].answer.answer_value == "19.7" and out[0].answer.grounded  # both operands stated in the unit
+    llm = Spy({(0, 0): '{"units": [1], "operation": "difference", "a": 24, "b": 4.3}'})
+    setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
+    member = [TypedMember(LEVELS, 0)]
+    out = answer_question_typed(llm, "q1", "How many more MWh than tCO2e?", "MWh", member, AnswerParams(), setup)
+    assert list(seen[-1][1]["properties"]) == ["units", "operation", "a", "b"]
+    assert '"operation"' in seen[-1][0] and "computed from them" in seen[-1][0]
+    assert out[0].answer.answer_value == "19.7" and out[0].answer.grounded  # both operands stated
     llm.replies[(0, 0)] = '{"units": [1], "value": 24}'
-    answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, params, setup)  # not worded to compute
+    answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, AnswerParams(), setup)  # not worded to compute
     assert seen[-1][1]["properties"]["value"] == {"type": "number"}
-    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", member, AnswerParams(compute_format=""), setup)
-    assert seen[-1][1]["properties"]["value"] == {"type": "number"}  # "": number_format for every question
-
-
-def test_members_can_write_numbers_in_different_formats():
-    seen = []
-
-    class Spy(ScriptedTypedLLM):
-        def complete(self, messages, **kw):
-            seen.append(kw["response_format"]["json_schema"]["schema"]["properties"]["value"])
-            return super().complete(messages, **kw)
-
-    llm = Spy({(0, 0): '{"units": [1], "value": 24}', (1, 0): '{"units": [1], "value": "24"}',
-               (2, 0): '{"units": [1], "value": "48 / 2"}'})
-    setup = TypedSetup([{"role": "system", "content": "s"}])
-    members = [TypedMember(LEVELS, 0, 0.0), TypedMember(LEVELS, 1, 0.0, "text"), TypedMember(LEVELS, 2, 0.0, "expression")]
-    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, AnswerParams(), setup)
-    assert seen == [{"type": "number"}, {"type": "string", "pattern": reader.NUMBER_PATTERN},
-                    {"type": "string", "pattern": reader.EXPRESSION_PATTERN}]
-    assert [o.answer.answer_value for o in outs] == ["24", "24", "24"]
-    # a question worded to compute asks every member for an expression (answer.compute_format)
-    seen.clear()
-    answer_question_typed(llm, "q1", "How many more MWh?", "MWh", members, AnswerParams(compute_format="expression"),
-                          setup)
-    assert all(v["pattern"] == reader.EXPRESSION_PATTERN for v in seen)
-
-
-def test_ensemble_number_formats_are_validated():
-    from stages.core.answer.params import EnsembleParams
-    from stages.core.common.params import ParamError
-
-    with pytest.raises(ParamError, match="number_formats"):
-        EnsembleParams(number_formats=["json", "roman"]).validate()
-
-
-def test_compute_format_is_validated():
-    from stages.core.common.params import ParamError
-
-    with pytest.raises(ParamError, match="compute_format"):
-        AnswerParams(compute_format="maths").validate()
-
-
-def test_typed_kinds_send_the_other_questions_to_the_free_reader():
-    import polars as pl
-
-    from stages.core.answer.ensemble import answer_members
-    from stages.core.answer.params import EnsembleParams
-
-    @dataclass
-    class ByFormat:
-        calls: list[str] = field(default_factory=list)
-
-        def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
-            name = response_format["json_schema"]["name"]
-            self.calls.append(name)
-            text = {"answer_true_false": '{"units": [1], "answer": false}',
-                    "answer": '{"explanation": "used 24 MWh", "answer": "24 MWh", "answer_value": "24", '
-                              '"ref_id": ["patterson2021"]}'}[name]
-            return Completion(text=text, prompt_tokens=10, completion_tokens=5, finish_reason="stop")
-
-    qs = pl.DataFrame({"id": ["t1", "n1"], "question": ["True or False: GShard used 24 MWh.", "Energy of GShard?"],
-                       "answer_unit": ["is_blank", "MWh"]})
-    llm = ByFormat()
-    rows = answer_members(llm, "m", qs, {"t1": LEVELS[:1], "n1": LEVELS[:1]},
-                          AnswerParams(reader="typed", typed_kinds=["true_false"], max_retries=0, tf_logprobs=False,
-                                       demos=[], max_tokens=384),
-                          EnsembleParams(n=2, temperatures=[0.0, 0.7]), {"patterson2021"}, max_concurrency=1)
-    assert llm.calls == ["answer_true_false", "answer_true_false", "answer", "answer"]
-    assert [r["answer_value"] for r in rows[0]] == ["0", "24"]
-    assert [r["question_id"] for r in rows[1]] == ["t1", "n1"]
 
 
 def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
@@ -445,31 +293,15 @@ def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
                                     "Which model?"],
                        "answer_unit": ["MWh", "is_blank", "MWh", "is_blank"]})
     ctx = {q: LEVELS[:1] for q in qs["id"]}
-    params = AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"])
+    params = AnswerParams(max_retries=0, demos=["d303", "d317"])
     llm = Recorder()
     rows = answer_members(llm, "m", qs, ctx, params, EnsembleParams(n=1), {"patterson2021"}, max_concurrency=1)
-    # demos shown to True/False and names (system + 2 demo turns of 2 messages + the question), not to numbers
-    assert llm.calls == [("True or False: GShard used 24 MWh.", 6), ("Which model?", 6), ("Energy of GShard?", 2),
-                         ("Energy again?", 2)]
+    # the content-free True/False prior first; demos shown to True/False and names (system + 2 demo turns of
+    # 2 messages + the question), not to numbers
+    assert llm.calls == [("True or False: N/A", 6), ("True or False: GShard used 24 MWh.", 6), ("Which model?", 6),
+                         ("Energy of GShard?", 2), ("Energy again?", 2)]
     assert [r["question_id"] for r in rows[0]] == ["n1", "t1", "n2", "x1"]  # rows back in question order
     assert [r["answer_value"] for r in rows[0]] == ["24", "1", "24", "GShard-600B"]
-    llm = Recorder()
-    answer_members(llm, "m", qs, ctx, AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"],
-                                                   demo_kinds=["true_false", "numeric", "range", "text"]),
-                   EnsembleParams(n=1), {"patterson2021"}, max_concurrency=1)
-    assert [c[1] for c in llm.calls] == [6, 6, 6, 6] and [c[0] for c in llm.calls][0] == "Energy of GShard?"
-
-
-def test_demo_kinds_are_validated():
-    from stages.core.common.params import ParamError
-
-    with pytest.raises(ParamError, match="demo_kinds"):
-        AnswerParams(demo_kinds=["numbers"]).validate()
-    with pytest.raises(ParamError, match="ensemble.extra_demo_kinds"):
-        EnsembleParams(extra_demo_kinds=[[], ["numbers"]]).validate()
-    with pytest.raises(ParamError, match="ensemble.extra_demo_kinds"):
-        EnsembleParams(extra_demo_kinds=["numeric"]).validate()  # a kind, not a member's list of kinds
-    EnsembleParams(extra_demo_kinds=[[], ["numeric", "range"]]).validate()
 
 
 @dataclass
@@ -490,21 +322,14 @@ def test_members_can_be_shown_different_demonstrations():
     from stages.core.answer.ensemble import answer_members
 
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
-    params = AnswerParams(max_retries=0, tf_logprobs=False, demos=["d303", "d317"], demo_kinds=["true_false"])
+    params = AnswerParams(max_retries=0, demos=["d303", "d317"])
     llm = NumberRecorder()
-    # member 1 is shown the worked examples for numeric questions, members 0 and 2 (cycling) are not
-    answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params,
-                   EnsembleParams(n=3, temperatures=[0.0, 0.7, 0.7], extra_demo_kinds=[[], ["numeric"]],
-                                  early_stop=False),
-                   {"patterson2021"},
-                   max_concurrency=1)
-    assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 2), (1, 6), (2, 2)]
-    llm = NumberRecorder()
-    answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params,
-                   EnsembleParams(n=2, temperatures=[0.0, 0.7], extra_demo_kinds=[]), {"patterson2021"},
-                   max_concurrency=1)
-    # empty: answer.demo_kinds alone for every member
-    assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 2), (1, 2)]
+    # after the True/False prior (shown the demos), member 1 is shown the worked examples for numeric
+    # questions, member 0 is not; both answer 24, so member 2 is not asked (the vote is decided)
+    rows = answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params, EnsembleParams(n=3), {"patterson2021"},
+                          max_concurrency=1)
+    assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 6), (0, 2), (0, 6)]
+    assert [r[0]["skipped"] for r in rows] == [False, False, True]
 
 
 def test_greedy_members_send_one_seed_and_share_identical_requests():
@@ -515,44 +340,13 @@ def test_greedy_members_send_one_seed_and_share_identical_requests():
     two = [[ContextBlock("patterson2021", "GShard used 24 MWh."), ContextBlock("strubell2019", "BERT used 24 MWh.")]]
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
     llm = NumberRecorder()
-    rows = answer_members(llm, "m", qs, {"n1": two}, AnswerParams(max_retries=0, tf_logprobs=False, demos=[]),
-                          EnsembleParams(n=4, seed=5, views=["as_is", "reversed", "as_is", "as_is"],
-                                         temperatures=[0.0, 0.0, 0.0, 0.7], early_stop=False),
-                          {"patterson2021", "strubell2019"}, max_concurrency=1)
-    # member 1 reads another view with seed 5, not 6; member 2 asks what member 0 asked (no call); member 3 samples
-    first_units = [m[-1]["content"].split("[1]")[1].split("\n")[0].strip() for _, _, m in llm.calls]
-    assert [(seed, t) for seed, t, _ in llm.calls] == [(5, 0.0), (5, 0.0), (8, 0.7)]
-    assert first_units == ["patterson2021: GShard used 24 MWh.", "strubell2019: BERT used 24 MWh.",
-                           "patterson2021: GShard used 24 MWh."]
+    rows = answer_members(llm, "m", qs, {"n1": two}, AnswerParams(max_retries=0, demos=[]),
+                          EnsembleParams(n=4, seed=5), {"patterson2021", "strubell2019"}, max_concurrency=1)
+    # after the True/False prior: members 0, 1 and 3 read the context reversed and send the same request (one
+    # call, seed 5 for all), member 2 reads it as retrieved; the 2-2 split on ref ids asks member 3
+    first_units = [m[-1]["content"].split("[1]")[1].split("\n")[0].strip() for _, _, m in llm.calls[1:]]
+    assert [(seed, t) for seed, t, _ in llm.calls] == [(0, 0.0), (5, 0.0), (5, 0.0)]
+    assert first_units == ["strubell2019: BERT used 24 MWh.", "patterson2021: GShard used 24 MWh."]
     assert [r[0]["seed"] for r in rows] == [5, 6, 7, 8]  # the rows keep each member's own seed
-    assert [r[0]["prompt_tokens"] for r in rows] == [10, 10, 0, 10]
-
-
-def test_quote_first_asks_for_the_stating_words_before_the_answer():
-    schema = reader.reply_schema("numeric", 3, quote=True)
-    assert list(schema["properties"]) == ["units", "quote", "value"] and schema["required"] == ["units", "quote",
-                                                                                               "value"]
-    assert schema["properties"]["quote"]["maxLength"] == reader.QUOTE_CHARS
-    assert "quote" not in reader.reply_schema("numeric", 3)["properties"]
-    line = reader.answer_instruction("true_false", "", "json", quote=True)
-    assert line.index('"quote"') < line.index('"answer"')
-    # the reply's quote is read like any other field: the value still comes from "value"
-    r = reader.read_reply("numeric", "lbs", {"units": [1], "quote": "11,023 lbs", "value": 11023}, UNITS)
-    assert r.value == "11023" and r.grounded
-
-
-def test_quote_first_demos_show_a_quote_from_the_gold_unit():
-    from stages.core.answer.demos import demo_messages
-
-    turns = demo_messages(Path(__file__).resolve().parents[1] / "data" / "wattbot" / "dev_QA.csv", ["d603"], "json",
-                          quote=True)
-    reply = json.loads(turns[1]["content"])
-    assert list(reply) == ["units", "quote", "value"] and "13,000" in reply["quote"]
-    assert len(reply["quote"]) <= reader.QUOTE_CHARS
-
-
-def test_question_first_also_puts_the_question_before_the_context():
-    plain = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2], "json")
-    first = reader.user_message("How many lbs?", "lbs", "numeric", UNITS[:2], "json", question_first=True)
-    assert first == "Question: How many lbs?\n\n" + plain
-    assert first.index("Question:") < first.index("Context:") < first.rindex("Question:")
+    assert [r[0]["prompt_tokens"] for r in rows] == [10, 0, 10, 0]
+    assert [r[0]["view"] for r in rows] == ["reversed", "reversed", "as_is", "reversed"]

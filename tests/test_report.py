@@ -11,7 +11,6 @@ import pytest
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import context_blocks
-from stages.core.answer.voting import VoteParams
 from stages.core.llm.protocol import Completion
 from stages.core.retrieve.search import CONTEXT_SCHEMA
 from stages.core.score.report_data import RunInputs, build_report_data, holds_quote, holds_value, section_of
@@ -53,18 +52,18 @@ class RecordingLLM:
         msg = messages[-1]["content"]
         self.user.append(msg)
         n = len(response_format["json_schema"]["schema"]["properties"]["units"]["items"]["enum"])
-        if "water" in msg:  # the first level lacks the water unit: an ungrounded guess, then the retry finds it
-            text = '{"units": [4], "value": 700000}' if n == 4 else '{"units": [1], "value": 5}'
+        if "water" in msg:  # the first level lacks the water unit: no value, then the retry finds it
+            text = '{"units": [4], "value": 700000}' if n == 4 else '{"units": [1]}'
         else:  # reversed view: the 150 MWh unit is unit 2 either way in a 3-unit level
             text = '{"units": [2], "value": 150}'
         return Completion(text=text, prompt_tokens=10, completion_tokens=5, finish_reason="stop")
 
 
 def run_members(ens: EnsembleParams, ap: AnswerParams | None = None) -> tuple[list[pl.DataFrame], RecordingLLM]:
-    ap = ap or AnswerParams(tf_logprobs=False, max_retries=1, retry_ungrounded=True, demos=[])
+    ap = ap or AnswerParams(max_retries=1, demos=[])
     llm = RecordingLLM()
     rows = answer_members(llm, "m", QUESTIONS.select("id", "question", "answer_unit"), context_blocks(CONTEXTS), ap,
-                          ens, {"solar", "gpu", "water"}, vote=VoteParams())
+                          ens, {"solar", "gpu", "water"})
     return [pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for m in rows], llm
 
 
@@ -78,11 +77,11 @@ def submission_of(members: list[pl.DataFrame]) -> pl.DataFrame:
 
 def report(members: list[pl.DataFrame], ens: EnsembleParams, labelled: bool = True,
            ap: AnswerParams | None = None) -> dict:
-    ap = ap or AnswerParams(tf_logprobs=False, max_retries=1, retry_ungrounded=True, demos=[])
+    ap = ap or AnswerParams(max_retries=1, demos=[])
     sub = submission_of(members)
     questions = QUESTIONS if labelled else QUESTIONS.select("id", "question", "answer_unit")
     run = RunInputs(questions, sub, CONTEXTS, members, {"solar:sec2": "2 Results", "water:sec2": "2 Findings"}, ap,
-                    ens, VoteParams(), "t")
+                    ens, "t")
     if not labelled:
         return build_report_data(run)
     summary, table = score_submission(QUESTIONS, sub)
@@ -90,56 +89,48 @@ def report(members: list[pl.DataFrame], ens: EnsembleParams, labelled: bool = Tr
 
 
 def test_member_rows_record_replies_pointers_and_the_level_used() -> None:
-    members, _ = run_members(EnsembleParams(n=1, views=["as_is"]))
+    members, _ = run_members(EnsembleParams(n=1))
     q1, q2 = members[0].iter_rows(named=True)
-    assert q1["pointers"] == [2] and q1["level"] == 0 and q1["view"] == "as_is" and q1["raw"] == [
+    assert q1["pointers"] == [2] and q1["level"] == 0 and q1["view"] == "reversed" and q1["raw"] == [
         '{"units": [2], "value": 150}']
-    assert q2["level"] == 1 and q2["pointers"] == [4] and len(q2["raw"]) == 2  # retried with the wider level
+    # retried with the wider level; the water unit is unit 1 of the reversed order, where the value is found
+    assert q2["level"] == 1 and q2["pointers"] == [1] and len(q2["raw"]) == 2
     assert q2["answer_value"] == "700000"
 
 
 def test_the_context_is_numbered_as_the_reader_saw_it_and_the_prompt_is_the_one_sent() -> None:
-    ens = EnsembleParams(n=2, views=["as_is", "reversed"], early_stop=False)
+    ens = EnsembleParams(n=1)
     members, llm = run_members(ens)
     data = report(members, ens)
     q1 = data["questions"][0]
-    assert list(q1["contexts"]) == ["as_is/0", "reversed/0"]
-    as_is, rev = q1["contexts"]["as_is/0"], q1["contexts"]["reversed/0"]
-    assert [u["node_id"] for u in as_is] == [n for n, _, _ in L0]
+    assert list(q1["contexts"]) == ["reversed/0"]  # member 0 reads the context reversed (ensemble.MEMBER_VIEWS)
+    rev = q1["contexts"]["reversed/0"]
     assert [u["node_id"] for u in rev] == [n for n, _, _ in L0[::-1]] and [u["n"] for u in rev] == [1, 2, 3]
-    # member 0 pointed at its unit 2 (solar:sec2), member 1 at its unit 2 of the reversed order (solar:sec2 too)
-    assert [u["pointed_by"] for u in as_is] == [[], [0], []] and [u["pointed_by"] for u in rev] == [[], [1], []]
-    assert as_is[1]["section"] == "solar:sec2" and as_is[1]["section_title"] == "2 Results"
-    assert as_is[1]["source"] == "bm25" and as_is[1]["rank"] == 1 and as_is[1]["page"] == 2
+    # member 0 pointed at its unit 2 of the reversed order (solar:sec2)
+    assert [u["pointed_by"] for u in rev] == [[], [0], []]
+    assert rev[1]["section"] == "solar:sec2" and rev[1]["section_title"] == "2 Results"
+    assert rev[1]["source"] == "bm25" and rev[1]["rank"] == 1 and rev[1]["page"] == 2
     # the gold value and the gold quote are found in the gold document's unit only
-    assert [u["gold_value"] for u in as_is] == [False, True, False] and as_is[1]["gold_quote"]
+    assert [u["gold_value"] for u in rev] == [False, True, False] and rev[1]["gold_quote"]
     # the rebuilt prompt is exactly the user message each member sent
     prompts = [m["prompt"] for q in data["questions"] for m in q["members"]]
     assert set(prompts) <= set(llm.user) and prompts[0] in llm.user
     q2 = data["questions"][1]
-    assert q2["members"][0]["attempt"] == 1 and q2["primary"] == "as_is/1"
-    assert q2["contexts"]["as_is/1"][3]["pointed_by"] == [0] and q2["contexts"]["as_is/1"][3]["gold_value"]
-    assert q2["members"][0]["prompt"] == llm.user[1] or q2["members"][0]["prompt"] in llm.user
+    assert q2["members"][0]["attempt"] == 1 and q2["primary"] == "reversed/1"
+    assert q2["contexts"]["reversed/1"][0]["pointed_by"] == [0] and q2["contexts"]["reversed/1"][0]["gold_value"]
+    assert q2["members"][0]["prompt"] in llm.user
     assert q1["correct"] and q1["lost"] == 0 and q1["miss"] is False and q1["category"] == "correct"
     assert data["head"]["low"] <= data["head"]["score"] <= data["head"]["high"]
 
 
-def test_wider_view_reads_the_next_attempt() -> None:
-    ens = EnsembleParams(n=1, views=["wider"])
-    members, _ = run_members(ens)
-    data = report(members, ens)
-    assert data["questions"][0]["members"][0]["attempt"] == 1
-    assert len(data["questions"][0]["contexts"]["wider/1"]) == 4
-
-
 def test_retrieval_miss_and_unlabelled_runs() -> None:
-    ens = EnsembleParams(n=1, views=["as_is"])
+    ens = EnsembleParams(n=1)
     members, _ = run_members(ens)
     labels = QUESTIONS.with_columns(pl.when(pl.col("id") == "q1").then(pl.lit("['nowhere']")).otherwise("ref_id")
                                     .alias("ref_id"))
     sub = submission_of(members)
     summary, table = score_submission(labels, sub)
-    run = RunInputs(labels, sub, CONTEXTS, members, {}, AnswerParams(tf_logprobs=False, demos=[]), ens, VoteParams())
+    run = RunInputs(labels, sub, CONTEXTS, members, {}, AnswerParams(demos=[]), ens)
     data = build_report_data(run, table, summary, n_boot=200)
     assert data["questions"][0]["miss"] is True
     # q2: the gold document only came with the retry, which the member read: not a miss, though gold@ says none
@@ -148,7 +139,7 @@ def test_retrieval_miss_and_unlabelled_runs() -> None:
     bare = report(members, ens, labelled=False)
     assert not bare["labelled"] and bare["head"] is None and bare["categories"] == []
     assert all(q["gold"] is None and q["category"] is None and q["credits"] is None for q in bare["questions"])
-    assert bare["questions"][0]["contexts"]["as_is/0"][1]["pointed_by"] == [0]  # the rest is the same
+    assert bare["questions"][0]["contexts"]["reversed/0"][1]["pointed_by"] == [0]  # the rest is the same
     html = render_report(bare)
     assert "Unlabelled questions" in html and 'id="f-cat"' not in html and "q-q1" in html
 
@@ -195,7 +186,7 @@ def _service(monkeypatch, barrier: threading.Barrier | None = None):
     from stages.core.tools import serve
     from stages.core.tools.ask import AskParams, AskResult
 
-    params = AskParams(None, None, AnswerParams(tf_logprobs=False, demos=[]), EnsembleParams(n=1), VoteParams(), "m")
+    params = AskParams(None, None, AnswerParams(demos=[]), EnsembleParams(n=1), "m")
 
     def fake_ask(question, unit, p, retriever, llm, corpus_ids, urls):
         if barrier is not None:  # every request inside the pipeline at once
@@ -282,7 +273,7 @@ def test_compare_page_shows_flipped_questions_with_both_contexts(tmp_path) -> No
     from stages.core.tools.compare import Run, compare
     from stages.core.tools.compare_html import compare_page
 
-    ens = EnsembleParams(n=1, views=["as_is"])
+    ens = EnsembleParams(n=1)
     sides = []
     for name, value in (("a", "150"), ("b", "999")):
         members, _ = run_members(ens)
@@ -298,8 +289,7 @@ def test_compare_page_shows_flipped_questions_with_both_contexts(tmp_path) -> No
         CONTEXTS.filter(pl.col("attempt") > 0).write_parquet(root / "artifacts" / "retrieve" / "retry_contexts.parquet")
         sub = submission_of(members)
         sub.write_csv(root / "submissions" / "submission.csv")
-        (root / "params.yaml").write_text(yaml.safe_dump({"ensemble": {"n": 1, "views": ["as_is"]},
-                                                          "answer": {"demos": [], "tf_logprobs": False}}))
+        (root / "params.yaml").write_text(yaml.safe_dump({"ensemble": {"n": 1}, "answer": {"demos": []}}))
         sides.append((root, sub))
     c = compare(QUESTIONS, [Run("a", sides[0][1])], [Run("b", sides[1][1])], n_boot=200)
     html = compare_page(c, QUESTIONS, str(sides[0][0]), str(sides[1][0]), n_boot=200)

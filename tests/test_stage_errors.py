@@ -41,9 +41,9 @@ def test_questions_csv_missing_column(tmp_path):
     assert_one_clear_error(r, "q.csv", "missing required column(s) question")
 
 
-def test_unknown_vote_strategy(tmp_path):
-    r = run_stage(tmp_path, "vote", {"vote": {"strategy": "plurality"}}, "id,question\nq1,What?\n")
-    assert_one_clear_error(r, "vote.strategy='plurality'", "answer_priority")
+def test_bad_ensemble_size(tmp_path):
+    r = run_stage(tmp_path, "vote", {"ensemble": {"n": 0}}, "id,question\nq1,What?\n")
+    assert_one_clear_error(r, "ensemble.n=0 must be >= 1")
 
 
 def test_unreachable_llm_base_url(tmp_path, refused_port):

@@ -59,7 +59,7 @@ def test_one_value_with_its_interval_is_a_well_formed_cell():
     assert table_records(text) == "2019: Health Cost = 0.70(0.54, 0.87)"
 
 
-def test_the_reader_sees_records_only_when_asked():
+def test_the_reader_sees_records():
     seen: list[str] = []
     llm = ScriptedTypedLLM({(0, 0): '{"units": [1], "value": 93.3}'})
     real = llm.complete
@@ -69,12 +69,10 @@ def test_the_reader_sees_records_only_when_asked():
         return real(messages, **kw)
 
     llm.complete = spy
-    member = TypedMember([[ContextBlock("dodge2022", WIDE, media="table")]], 0, 0.0)
-    setup = TypedSetup([{"role": "system", "content": "s"}])
-    on = answer_question_typed(llm, "q", "ViT Large kWh?", "kWh", [member], AnswerParams(table_records=True), setup)
-    answer_question_typed(llm, "q", "ViT Large kWh?", "kWh", [member], AnswerParams(table_records=False), setup)
+    member = TypedMember([[ContextBlock("dodge2022", WIDE, media="table")]], 0)
+    setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
+    on = answer_question_typed(llm, "q", "ViT Large kWh?", "kWh", [member], AnswerParams(), setup)
     assert "ViT Large 4·V100: Hours = 90; kWh = 93.3" in seen[0] and "| 93.3 |" not in seen[0]
-    assert "| 93.3 |" in seen[1]
     assert on[0].answer.answer_value == "93.3" and on[0].answer.grounded
 
 
@@ -110,15 +108,14 @@ def test_grouped_columns_are_cut_per_group_and_sub_column():
     assert grouped_columns("Hardware Power Hours kWh") == []
 
 
-def test_a_table_glued_under_grouped_columns_becomes_records_only_when_asked():
-    assert table_records(GROUPED) == GROUPED
-    out = table_records(GROUPED, grouped_headers=True).split("\n")
+def test_a_table_glued_under_grouped_columns_becomes_records():
+    out = table_records(GROUPED).split("\n")
     assert out[0].startswith("Table B2")
     assert "Energy consumed (Wh) double: Qwen 2.5 72B = 95.70; DS Llama 70B = 1899.86" in out
     assert "Duration (s) ratio: Qwen 2.5 72B = 1.87; DS Llama 70B = 2.67" in out
     # a row with fewer numbers than grouped columns: the table stays as it is
     short = GROUPED.replace("2.67 702.06 1899.86 2.71", "2.67 702.06")
-    assert table_records(short, grouped_headers=True) == short
+    assert table_records(short) == short
 
 
 # li2025b Table 1 as the tree writes it: a two-row header whose groups span sub-columns, glued into one cell
@@ -153,11 +150,10 @@ def test_spanning_columns_put_each_group_over_its_sub_columns():
     assert spanning_columns("Energy (J) A100 H100 A100 H100", 4) == []
 
 
-def test_a_table_under_spanning_groups_becomes_records_only_when_asked():
-    assert table_records(SPANNING, grouped_headers=True) == SPANNING
-    out = table_records(SPANNING, grouped_headers=True, spanning_headers=True).split("\n")
+def test_a_table_under_spanning_groups_becomes_records():
+    out = table_records(SPANNING).split("\n")
     assert "Water for Training (million L) Total Water: U.S. Average = 5.439; Arizona = 9.629" in out
     assert "# of Requests for 500ml Water: U.S. Average = 29.6; Arizona = 16.7" in out
     # a row with a word among its numbers, or one number short: the table stays as it is
     for bad in (SPANNING.replace("9.629", "n.a. 9.629"), SPANNING.replace(" 16.7 |", " |")):
-        assert table_records(bad, grouped_headers=True, spanning_headers=True) == bad
+        assert table_records(bad) == bad

@@ -28,9 +28,10 @@ from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import context_blocks
 from stages.core.answer.submission import build_submission
-from stages.core.answer.voting import VoteParams, member_answers, vote_all
+from stages.core.answer.voting import member_answers, vote_all
 from stages.core.common.dataio import doc_urls, read_metadata, read_questions
 from stages.core.common.params import ParamError, section
+from stages.core.common.retry import RETRY_K_FACTOR
 from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM, Completion
 from stages.core.retrieve.params import RetrieveParams
@@ -38,7 +39,7 @@ from stages.core.score.bootstrap import paired_bootstrap, score_interval
 from stages.core.score.evidence import KINDS, kind_table
 from stages.core.score.verdicts import score_submission
 
-# the index (its document cards: answer.cite_named_doc), from the repository root whatever the working directory
+# the index (its document cards: which documents a question names), from the repository root whatever the working directory
 INDEX_DIR = Path(__file__).resolve().parents[2] / "artifacts" / "index"
 
 SCORE_VIEWS = ("score", "strict_score", "symmetric_score")
@@ -65,7 +66,7 @@ def contexts_key(questions_path: Path, params: dict[str, Any]) -> str:
     blob = json.dumps({"questions": questions_path.read_text(encoding="utf-8-sig"), "tree": params.get("tree"),
                        "retrieve": params.get("retrieve"), "plan": params.get("plan"),
                        "index": params.get("index"), "embed": params.get("embed"),
-                       "answer_retries": [params["answer"].get("max_retries"), params["answer"].get("retry_k_factor")]},
+                       "answer_retries": [params["answer"].get("max_retries"), params["answer"].get("retry_k_factor", RETRY_K_FACTOR)]},
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
@@ -91,7 +92,7 @@ def retrieve_contexts(questions: pl.DataFrame, params: dict[str, Any], index_dir
                                                   strict=True)}
         units_of = (dict(zip(questions["id"], questions["answer_unit"])) if "answer_unit" in questions.columns
                     else {})
-        rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, ap.retry_k_factor, units_of=units_of)
+        rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, RETRY_K_FACTOR, units_of=units_of)
     finally:
         cache.close()
     return pl.DataFrame(rows + retry_rows, schema=CONTEXT_SCHEMA).sort("question_id", "attempt", "rank")
@@ -107,10 +108,10 @@ class EvalRun:
     summary: dict[str, Any]
 
 
-def score_members(labels: pl.DataFrame, members: list[pl.DataFrame], vote: VoteParams,
+def score_members(labels: pl.DataFrame, members: list[pl.DataFrame],
                   urls: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
     """Vote the members as the vote stage does, build the submission, score it."""
-    voted = vote_all([member_answers(m) for m in members], labels["id"].to_list(), vote)
+    voted = vote_all([member_answers(m) for m in members], labels["id"].to_list())
     submission = build_submission(labels, voted, urls)
     summary, verdicts = score_submission(labels, submission, "labels", "submission")
     return submission, verdicts, summary
@@ -145,8 +146,7 @@ def _answer(llm: LLM, params: dict[str, Any], labels: pl.DataFrame, blocks: dict
     ap = section(AnswerParams, "answer", params)
     return answer_members(llm, section(LLMParams, "llm", params).model, labels, blocks, ap,
                           section(EnsembleParams, "ensemble", params), set(meta["id"].to_list()), desc=desc,
-                          vote=section(VoteParams, "vote", params),
-                          names=doc_namer(INDEX_DIR) if ap.cite_named_doc else None)
+                          names=doc_namer(INDEX_DIR))
 
 
 @dataclass
@@ -215,13 +215,12 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
             pl.col("id").replace_strict({q: i for i, q in enumerate(keep)}, return_dtype=pl.Int64))
     meta = read_metadata(metadata_path)
     urls = doc_urls(meta)
-    vote = section(VoteParams, "vote", params)
     ens = section(EnsembleParams, "ensemble", params)
     t0 = time.perf_counter()
     rows = _answer(llm, params, labels, context_blocks(contexts), meta, desc)
     wall = time.perf_counter() - t0
     members = [pl.DataFrame(r, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for r in rows]
-    submission, verdicts, summary = score_members(labels, members, vote, urls)
+    submission, verdicts, summary = score_members(labels, members, urls)
     all_rows = pl.concat(members)
     asked = all_rows.filter(~pl.col("skipped")) if "skipped" in all_rows.columns else all_rows
     n_q = max(labels.height, 1)
@@ -241,9 +240,9 @@ def run_config(llm: LLM, params: dict[str, Any], questions_path: Path, contexts:
         "skipped_answers": all_rows.height - asked.height,  # members not asked: the vote was decided
     }
     summary["held_out_demos"] = shown
-    # a member that skipped questions (ensemble.early_stop) has no score of its own
+    # a member that skipped questions (the vote was decided without it) has no score of its own
     summary["member_scores"] = [None if "skipped" in m.columns and m["skipped"].any()
-                                else score_members(labels, [m], vote, urls)[2]["score"] for m in members]
+                                else score_members(labels, [m], urls)[2]["score"] for m in members]
     summary["true_false_confusion"] = true_false_confusion(verdicts)
     return EvalRun(members, submission, verdicts, summary)
 
@@ -375,14 +374,14 @@ def table_markdown(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def ensemble_curve(labels: pl.DataFrame, members: list[pl.DataFrame], vote: VoteParams, urls: dict[str, str],
+def ensemble_curve(labels: pl.DataFrame, members: list[pl.DataFrame], urls: dict[str, str],
                    n_boot: int = 2000, seed: int = 0) -> list[dict[str, Any]]:
     """Official score of the vote over the first k members, k = 1..len(members), with a 95%
     bootstrap interval over questions; members are answered in index order, so the first k of
     an n-member run are exactly a k-member run (same seeds, same calls)."""
     out = []
     for k in range(1, len(members) + 1):
-        _, verdicts, summary = score_members(labels, members[:k], vote, urls)
+        _, verdicts, summary = score_members(labels, members[:k], urls)
         s = verdicts["score"].to_numpy()
         ci = score_interval(s, n_boot=n_boot, seed=seed)
         out.append({"n": k, "score": round(float(summary["score"]), 4), "low": round(ci.low, 4),

@@ -8,7 +8,7 @@ context units and one word. Code reads each operand back as the context writes i
 magnitude and unit, `restate.py`, so "1.3" of "1.3 GW" counts 1300 in an answer in MW),
 computes, takes the direction a question's wording implies ("fall", "how many times
 larger": the magnitude, the larger over the smaller) and rounds like a person writing the
-answer down (`answer.compute_decimals`).
+answer down (`COMPUTE_DECIMALS`).
 """
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ from stages.core.index.vocab import unit_family_spellings
 
 Operation = Literal["none", "difference", "sum", "ratio", "percent_change", "product"]
 OPERATIONS: tuple[str, ...] = get_args(Operation)
+# a computed answer keeps 2 decimals (3 significant digits below 1), as a person writes a result down and as
+# the labels do: 2.17, not 2.1666666
+COMPUTE_DECIMALS = 2
 RUNAWAY_MIN = 1e12  # an operand this large written as one or two digits and zeros is a runaway (`runaway`)
 _SYMBOL = {"difference": "-", "sum": "+", "ratio": "/", "product": "*"}
 # an answer unit that is a pure number: operands keep their own unit (a ratio of two energies)
@@ -162,7 +165,7 @@ def rounded(v: float, decimals: int) -> float:
     return round(v, decimals)
 
 
-def rounded_conversion(v: float, copied: float, decimals: int) -> float:
+def rounded_conversion(v: float, copied: float) -> float:
     """A copied number the reader converted (`restate`: "52 hours" read as 52 for days) rounded like
     a computed one: 2.1666 -> 2.17. A change by a power of ten (kWh -> MWh, "772 billion") is exact
     and stays as it is."""
@@ -171,28 +174,27 @@ def rounded_conversion(v: float, copied: float, decimals: int) -> float:
     ratio = abs(v / copied)
     if abs(math.log10(ratio) - round(math.log10(ratio))) < 1e-9:
         return v
-    return rounded(v, decimals)
+    return rounded(v, COMPUTE_DECIMALS)
 
 
 def compute(operation: str, a: float, b: float | None, question: str, unit: str,
-            pointed: Sequence[str] = (), others: Sequence[str] = (), decimals: int = 2,
-            from_wording: bool = False) -> tuple[float, str] | None:
+            pointed: Sequence[str] = (), others: Sequence[str] = ()) -> tuple[float, str] | None:
     """(value, expression) of the operation on the operands read back from the context, or None when
     the operation is unknown, needs a b that is missing, or divides by zero. "none" is a in the answer
     unit (a number the context states); a difference is a magnitude; a ratio answered as a multiplier
     ("how many times larger") is at least 1; a percent change divides by the value it changed from:
     the larger of the two for a fall, the smaller for a growth (the model's order is not trusted).
-    ``from_wording``: a difference, ratio or percent change of two numbers is the one the question's
-    wording names (`operation_asked`), whichever of the three the model chose."""
+    A difference, ratio or percent change of two numbers is the one the question's wording names
+    (`operation_asked`), whichever of the three the model chose."""
     if operation not in OPERATIONS:
         return None
     if b is not None:  # the grammar lets the model write zeros up to 16 digits; one operand is then a runaway
         a, b = unrunaway(a, b, pointed, others), unrunaway(b, a, pointed, others)
-    if from_wording and operation in ("difference", "ratio", "percent_change") and b:
+    if operation in ("difference", "ratio", "percent_change") and b:
         operation = operation_asked(question, unit) or operation  # two numbers given: the wording decides how
     va = operand_value(a, unit, pointed, others)
     if operation == "none":  # copied; rounded only when converted ("52 hours" -> 2.17 days)
-        return (va, f"{a:g}") if va == a else (rounded(va, decimals), f"{a:g} converted to {unit}")
+        return (va, f"{a:g}") if va == a else (rounded(va, COMPUTE_DECIMALS), f"{a:g} converted to {unit}")
     if b is None:
         return None
     vb = operand_value(b, unit, pointed, others)
@@ -215,4 +217,4 @@ def compute(operation: str, a: float, b: float | None, question: str, unit: str,
         v, expr = abs(va - vb) / base * 100, f"|{va:g} - {vb:g}| / {base:g} * 100"
     if not math.isfinite(v):
         return None
-    return rounded(v, decimals), expr
+    return rounded(v, COMPUTE_DECIMALS), expr

@@ -9,31 +9,19 @@ cache), so the examples cost almost nothing per question.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from stages.core.answer.kinds import Kind, question_kind
-from stages.core.answer.params import NumberFormat
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.typed_reader import (
-    QUOTE_CHARS,
-    Reading,
-    quote_for,
-    user_message,
-)
+from stages.core.answer.typed_prompt import user_message
 from stages.core.common.dataio import InputError, read_csv_tolerant
 from stages.core.common.values import BLANK, parse_ref_ids
 
-_MATH = re.compile(r"Math:\s*([0-9.+\-*/() ]+?)\s*=")
 
-
-def _reply(kind: Kind, value: str, pointer: int, explanation: str, number_format: NumberFormat,
-           quote: str | None = None) -> str:
-    """The reply we want for a demo, in the reader's schema."""
+def _reply(kind: Kind, value: str, pointer: int) -> str:
+    """The reply we want for a demo, in the reader's schema (a numeric demo: its value as a JSON number)."""
     out: dict[str, object] = {"units": [pointer]}
-    if quote is not None:
-        out["quote"] = quote
     if kind == "true_false":
         out["answer"] = value.strip() == "1"
     elif kind == "text":
@@ -42,26 +30,12 @@ def _reply(kind: Kind, value: str, pointer: int, explanation: str, number_format
         lo, hi = (float(x) for x in value.strip("[]").split(","))
         out["low"], out["high"] = lo, hi
     else:
-        # a string, as the reader's schema wants it: a demo that shows a JSON number where the
-        # grammar only admits a string taught the model to answer null (measured on dev)
-        m = _MATH.search(explanation or "")
-        if number_format == "json":
-            number = float(value)
-            out["value"] = int(number) if number.is_integer() else number
-        else:
-            out["value"] = m.group(1).strip() if number_format == "expression" and m else value.strip()
+        number = float(value)
+        out["value"] = int(number) if number.is_integer() else number
     return json.dumps(out)
 
 
-def _quote(kind: Kind, value: str, gold: ContextBlock) -> str:
-    """The words of the demo's gold unit that state its answer (answer.quote_first)."""
-    if kind in ("true_false", "text"):
-        return gold.text[:QUOTE_CHARS]
-    return quote_for(Reading(value.strip("[]").split(",")[0].strip(), (1,)), [gold], QUOTE_CHARS)
-
-
-def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFormat,
-                  quote: bool = False, question_first: bool = False) -> list[dict[str, str]]:
+def demo_messages(path: str | Path, ids: Sequence[str]) -> list[dict[str, str]]:
     """user/assistant turns for the demo questions `ids` of a labelled questions CSV."""
     if not ids:
         return []
@@ -82,9 +56,6 @@ def demo_messages(path: str | Path, ids: Sequence[str], number_format: NumberFor
         units = [gold, distractor] if k % 2 == 0 else [distractor, gold]
         unit = r["answer_unit"] or BLANK
         kind = question_kind(r["question"], unit)
-        turns.append({"role": "user", "content": user_message(r["question"], unit, kind, units, number_format,
-                                                              quote, question_first)})
-        turns.append({"role": "assistant", "content": _reply(kind, r["answer_value"], units.index(gold) + 1,
-                                                            r.get("explanation") or "", number_format,
-                                                            _quote(kind, r["answer_value"], gold) if quote else None)})
+        turns.append({"role": "user", "content": user_message(r["question"], unit, kind, units)})
+        turns.append({"role": "assistant", "content": _reply(kind, r["answer_value"], units.index(gold) + 1)})
     return turns

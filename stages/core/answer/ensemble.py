@@ -1,8 +1,8 @@
 """The answer stage's driver: every ensemble member's answer to every question, in order.
 
 Questions are the outer loop and members the inner one, so the server reuses the cached
-context prefix; with ``ensemble.early_stop`` a member is not asked once the vote of the
-members before it is decided. The answer stage, the ask tool and the answer benchmark
+context prefix; a member is not asked once the vote of the members before it is decided
+(the submission is the same as asking every member, for fewer calls). The answer stage, the ask tool and the answer benchmark
 all call `answer_members`, so they answer exactly alike.
 """
 from __future__ import annotations
@@ -18,24 +18,29 @@ from stages.core.answer.free_reader import answer_question
 from stages.core.answer.kinds import question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock
-from stages.core.answer.typed_answer import (
-    TypedMember,
-    answer_question_typed,
-    typed_setup,
-)
-from stages.core.answer.voting import VoteParams, vote_decided
+from stages.core.answer.typed_answer import DEMO_KINDS, TypedMember, answer_question_typed, typed_setup
+from stages.core.answer.voting import vote_decided
 from stages.core.common.concurrency import ordered_map
 from stages.core.llm.protocol import LLM
 
 
+# member i reads the context as MEMBER_VIEWS[i % 3]: members that differ in where the best unit stands
+# (reversed: last, nearest the question) disagree on different questions, which the vote can use
+MEMBER_VIEWS = ("reversed", "reversed", "as_is")
+# member i also shows the worked examples to the kinds MEMBER_EXTRA_DEMO_KINDS[i % 3] (typed_answer.DEMO_KINDS
+# for all): member 1 reads numeric questions with them, so the first two members differ in what they were shown
+MEMBER_EXTRA_DEMO_KINDS: tuple[tuple[str, ...], ...] = ((), ("numeric",), ())
+
+
+def member_view_name(i: int) -> str:
+    """Member i's view of the context (MEMBER_VIEWS)."""
+    return MEMBER_VIEWS[i % len(MEMBER_VIEWS)]
+
+
 def member_view(contexts: Sequence[Sequence["ContextBlock"]], view: str) -> list[list["ContextBlock"]]:
-    """The context levels a member reads: as retrieved, each level reversed, or starting one level wider."""
+    """The context levels a member reads: as retrieved, or each level reversed."""
     levels = [list(c) for c in contexts]
-    if view == "reversed":
-        return [c[::-1] for c in levels]
-    if view == "wider" and len(levels) > 1:
-        return levels[1:]
-    return levels
+    return [c[::-1] for c in levels] if view == "reversed" else levels
 
 
 # raw: the model's replies in order, one per attempt; pointers: the units the typed answer points at, 1-based
@@ -44,21 +49,10 @@ def member_view(contexts: Sequence[Sequence["ContextBlock"]], view: str) -> list
 MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String), "raw": pl.List(pl.String), "pointers": pl.List(pl.Int64)}
 
 
-def view_attempt(level: int, view: str, n_levels: int) -> int:
-    """The retrieve attempt (contexts.parquet ``attempt``) behind level ``level`` of a member's view."""
-    return level + 1 if view == "wider" and n_levels > 1 else level
-
-
-def member_setting(values: Sequence[Any], i: int, default: Any) -> Any:
-    """Member i's setting from a per-member list that cycles (ensemble.views, temperatures,
-    number_formats, extra_demo_kinds); ``default`` when the list is empty."""
-    return values[i % len(values)] if values else default
-
-
 def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
                    params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
                    desc: str = "answer: questions x members", max_concurrency: int | None = None,
-                   vote: VoteParams | None = None, names: Namer | None = None) -> list[list[dict[str, Any]]]:
+                   names: Namer | None = None) -> list[list[dict[str, Any]]]:
     """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
 
     Questions are the outer loop so that the server reuses the cached context prefix
@@ -68,11 +62,10 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     once: (question, member) pairs for the free reader, whole questions for the typed
     one; questions shown the worked examples run before the others (one prompt prefix at a
     time for the server), and rows come out in (question, member) order whatever order the
-    calls run or finish in, so the output equals a sequential run's. With ``ensemble.early_stop``
-    the members of a question are asked in order, the first majority together, and a member is
-    skipped (row ``skipped``, no call) once the vote (``vote``, the vote stage's params) is decided.
-    ``names`` (answer.cite_named_doc): an answer cites the one document its question names when the
-    context holds it (`citing.cite_named`).
+    calls run or finish in, so the output equals a sequential run's. The members of a question are
+    asked in order, the first majority together, and a member is skipped (row ``skipped``, no call)
+    once the vote is decided (`voting.vote_decided`). ``names``: an answer cites the one document its
+    question names when the context holds it (`citing.cite_named`; None: the reply's own ref_ids).
     """
     stats = getattr(llm, "stats", None)
     workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
@@ -84,23 +77,19 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
     types = {q["id"]: question_type(q["question"], q.get("answer_unit"), params.infer_unit, params.unit_words)
              for q in qs}
     kinds = {qid: t.kind for qid, t in types.items()}
-    typed = {qid: setup is not None and kind in params.typed_kinds for qid, kind in kinds.items()}
-    early = ensemble.early_stop and ensemble.n > 1
-    vote = vote or VoteParams()
+    early = ensemble.n > 1
     tasks: list[tuple[dict[str, Any], list[int]]] = [
-        t for q in qs for t in ([(q, list(range(ensemble.n)))] if typed[q["id"]] or early
+        t for q in qs for t in ([(q, list(range(ensemble.n)))] if setup is not None or early
                                 else [(q, [i]) for i in range(ensemble.n)])]
     # questions that share a prompt prefix run one after another (those shown the demonstrations, then
     # the others), so that the server evaluates each prefix once instead of at every switch; rows are
     # put back in question order afterwards
-    order = sorted(range(len(tasks)),
-                   key=lambda k: setup is not None and kinds[tasks[k][0]["id"]] not in setup.demo_kinds)
+    order = sorted(range(len(tasks)), key=lambda k: setup is not None and kinds[tasks[k][0]["id"]] not in DEMO_KINDS)
 
     def row(q: dict[str, Any], res: AnswerOutcome, i: int) -> dict[str, Any]:
         a = res.answer
-        view = member_setting(ensemble.views, i, "as_is")
+        view = member_view_name(i)
         level = res.level if res.level >= 0 else res.attempts - 1
-        n_levels = len(contexts.get(q["id"], [[]]))
         refs = a.ref_id
         if names is not None and not a.is_blank:
             refs = cite_named(refs, q["question"], (b.doc_id for lvl in contexts.get(q["id"], []) for b in lvl), names)
@@ -113,7 +102,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
             "cache_hits": res.cache_hits, "model": model, "seed": ensemble.seed + i, "grounded": a.grounded,
             "prompt_evaluated": res.prompt_evaluated, "skipped": res.skipped, "shared": res.shared,
             "raw": list(res.raw), "pointers": list(res.pointers), "view": view,
-            "level": view_attempt(level, view, n_levels) if level >= 0 else -1,
+            "level": level if level >= 0 else -1,
         }
 
     def answer_task(task: tuple[dict[str, Any], list[int]]) -> list[dict[str, Any]]:
@@ -123,15 +112,13 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
         greedy: dict[str, Any] = {}  # this question's greedy requests -> replies, shared across ask() calls
 
         def ask(idx: list[int]) -> list[AnswerOutcome]:
-            views = [member_view(ctx, member_setting(ensemble.views, i, "as_is")) for i in idx]
-            if setup is not None and typed[q["id"]]:
-                # a greedy reply does not depend on the seed: greedy members all send ensemble.seed, so a
-                # member asking what another member or run asked greedily finds its reply in the cache
+            views = [member_view(ctx, member_view_name(i)) for i in idx]
+            if setup is not None:
+                # a greedy reply does not depend on the seed: typed members all send ensemble.seed, so a
+                # member asking what another member or run asked finds its reply in the cache
                 return answer_question_typed(
                     llm, q["id"], q["question"], unit,
-                    [TypedMember(v, ensemble.seed + i if (t := member_setting(ensemble.temperatures, i, params.temperature))
-                                 else ensemble.seed, t, member_setting(ensemble.number_formats, i, ""),
-                                 tuple(member_setting(ensemble.extra_demo_kinds, i, [])))
+                    [TypedMember(v, ensemble.seed, MEMBER_EXTRA_DEMO_KINDS[i % len(MEMBER_EXTRA_DEMO_KINDS)])
                      for v, i in zip(views, idx, strict=True)], params, setup, greedy, types[q["id"]].kind)
             return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
                     for v, i in zip(views, idx, strict=True)]
@@ -142,7 +129,7 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
             majority = ensemble.n // 2 + 1
             results = ask(members[:majority])
             for i in members[majority:]:
-                if vote_decided([r.answer for r in results], ensemble.n, vote):
+                if vote_decided([r.answer for r in results], ensemble.n):
                     results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
                 else:
                     results += ask([i])

@@ -17,7 +17,7 @@ from typing import Any
 from stages.core.answer.images import with_figures
 from stages.core.answer.kinds import TRUE_FALSE
 from stages.core.answer.normalize import normalize_value
-from stages.core.answer.params import AnswerParams
+from stages.core.answer.params import TEMPERATURE, AnswerParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock, add_cost
 from stages.core.common.corpus import CorpusParams
 from stages.core.common.values import BLANK
@@ -25,6 +25,9 @@ from stages.core.llm.protocol import LLM
 from stages.core.llm.replies import parse_json_reply
 
 log = logging.getLogger("treerag.answer")
+
+# the free reader's reply length: an explanation that quotes the context, then the answer and its ref_ids
+MAX_TOKENS = 384
 
 
 def free_reader_system(corpus: CorpusParams) -> str:
@@ -54,13 +57,12 @@ def format_context(blocks: Sequence[ContextBlock]) -> str:
     return out
 
 
-def build_messages(question: str, unit: str, blocks: Sequence[ContextBlock], context_first: bool,
+def build_messages(question: str, unit: str, blocks: Sequence[ContextBlock],
                    corpus: CorpusParams | None = None) -> list[dict[str, str]]:
-    """Chat messages for one attempt (`corpus`: the `corpus:` section; None = its neutral defaults)."""
+    """Chat messages for one attempt, the context first (`corpus`: the `corpus:` section; None = its
+    neutral defaults)."""
     unit_line = f"Answer unit: {unit}" if unit and unit != BLANK else "Answer unit: none (text or True/False answer)"
-    q = f"Question: {question}\n{unit_line}"
-    ctx = format_context(blocks)
-    body = f"{ctx}\n\n{q}\n\n{RULES}" if context_first else f"{q}\n\n{RULES}\n\n{ctx}"
+    body = f"{format_context(blocks)}\n\nQuestion: {question}\n{unit_line}\n\n{RULES}"
     system = free_reader_system(corpus or CorpusParams())
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]
 
@@ -184,11 +186,11 @@ def answer_question(
     for attempt, blocks in enumerate(contexts[: params.max_retries + 1]):
         doc_ids = list(dict.fromkeys(b.doc_id for b in blocks))
         reply = llm.complete(
-            with_figures(build_messages(question, unit, blocks, params.context_first, params.corpus), blocks,
+            with_figures(build_messages(question, unit, blocks, params.corpus), blocks,
                          params.vision),  # figures' pixels only with a vision endpoint
-            temperature=params.temperature,
+            temperature=TEMPERATURE,
             seed=seed,
-            max_tokens=params.max_tokens,
+            max_tokens=MAX_TOKENS,
             response_format=response_format(doc_ids),
         )
         add_cost(out, reply)

@@ -16,7 +16,8 @@ Only well-formed tables are rewritten: a short name over every value column, eve
 as the header and no cell packing several numbers. A table whose columns extraction glued
 together ("| Hardware Power (W) Hours kWh | 1415.78 12 27 26 |") stays as it is: as records
 it would pair the wrong names with the values, unless its header is grouped columns
-(`grouped_columns`, answer.grouped_headers), whose names and count are certain. A trimmed table
+(`grouped_columns`) or a two-row header of spanning groups (`spanning_columns`), whose names and
+count are certain. A trimmed table
 (retrieve.trim_table_tokens) has no separator line; its first line is still the header.
 """
 from __future__ import annotations
@@ -40,17 +41,17 @@ def _header_and_rows(lines: list[str]) -> tuple[list[str], list[list[str]]] | No
     return markdown_cells(lines[0]), [markdown_cells(ln) for ln in body]
 
 
-def _grid(lines: list[str], grouped_headers: bool = False, spanning_headers: bool = False) -> list[list[str]] | None:
-    """Header + rows of a markdown table block, or None when it is not well-formed
-    (``grouped_headers``: also a two-column table glued under grouped column names, `_grouped_grid`;
-    ``spanning_headers``: or under a two-row header of spanning groups, `_spanning_grid`)."""
+def _grid(lines: list[str]) -> list[list[str]] | None:
+    """Header + rows of a markdown table block, or None when it is not well-formed; a two-column table
+    glued under grouped column names (`_grouped_grid`) or under a two-row header of spanning groups
+    (`_spanning_grid`) is cut into its columns."""
     parts = _header_and_rows(lines)
     if parts is None:
         return None
     header, rows = parts
-    if grouped_headers and (grid := _grouped_grid(header, rows)):
+    if grid := _grouped_grid(header, rows):
         return grid
-    if spanning_headers and (grid := _spanning_grid(header, rows)):
+    if grid := _spanning_grid(header, rows):
         return grid
     width = len(header)
     if width < 2 or any(len(r) != width for r in rows) or not all(header[1:]):
@@ -182,10 +183,9 @@ def _records(grid: list[list[str]]) -> list[str]:
     return [f"{r[0]}: " + "; ".join(f"{header[j]} = {r[j]}" for j in range(1, len(header)) if r[j]) for r in rows]
 
 
-def table_records(text: str, grouped_headers: bool = False, spanning_headers: bool = False) -> str:
-    """`text` with each well-formed markdown table replaced by its records (other lines kept);
-    ``grouped_headers``: also tables glued under grouped column names (`grouped_columns`);
-    ``spanning_headers``: also tables glued under a two-row header of spanning groups (`spanning_columns`)."""
+def table_records(text: str) -> str:
+    """`text` with each well-formed markdown table replaced by its records (other lines kept), tables
+    glued under grouped column names or a two-row header of spanning groups included (`_grid`)."""
     if "|" not in text:
         return text
     lines = text.split("\n")
@@ -200,7 +200,7 @@ def table_records(text: str, grouped_headers: bool = False, spanning_headers: bo
         while j < len(lines) and lines[j].lstrip().startswith("|"):
             j += 1
         block = lines[i:j]
-        grid = _grid(block, grouped_headers, spanning_headers)
+        grid = _grid(block)
         out.extend(_records(grid) if grid else block)
         i = j
     return "\n".join(out)

@@ -7,7 +7,6 @@ curve re-votes the stored member answers with ``voting.vote_all``: pure CPU, no 
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from tqdm import tqdm
 
 from stages.core.answer.record import Answer
 from stages.core.answer.submission import build_submission
-from stages.core.answer.voting import VoteParams, vote_all
+from stages.core.answer.voting import vote_all
 from stages.core.common.values import ref_id_set
 from stages.core.score.evidence import kind_table
 from stages.core.score.metric import QuestionType
@@ -118,30 +117,26 @@ def _curve_row(summary: dict[str, Any]) -> dict[str, float]:
             "strict_score": summary["strict"]["score"]}
 
 
-def ensemble_curve(members: Sequence[dict[str, Answer]], labels: pl.DataFrame, params: VoteParams) -> pl.DataFrame:
-    """Score of the vote over members 0..k-1 for k = 1..n (the stored answers, no new LLM calls).
-
-    ``vote.extra_submissions`` are left out: the curve isolates what more members of
-    this run buy. At k = n without extras it equals the submission's score.
+def ensemble_curve(members: Sequence[dict[str, Answer]], labels: pl.DataFrame) -> pl.DataFrame:
+    """Score of the vote over members 0..k-1 for k = 1..n (the stored answers, no new LLM calls):
+    what more members of this run buy. At k = n it equals the submission's score.
     """
-    vp = dataclasses.replace(params, extra_submissions=[])
     ids = labels["id"].to_list()
     rows = []
     for k in tqdm(range(1, len(members) + 1), desc="score: ensemble curve", unit="k", disable=len(members) < 5):
-        rows.append({"members": k, **_curve_row(_score_answers(labels, vote_all(list(members[:k]), ids, vp)))})
+        rows.append({"members": k, **_curve_row(_score_answers(labels, vote_all(list(members[:k]), ids)))})
     return pl.DataFrame(rows, schema=CURVE_SCHEMA)
 
 
-def member_table(members: Sequence[dict[str, Answer | None]], seeds: Sequence[int], labels: pl.DataFrame,
-                 params: VoteParams) -> pl.DataFrame:
+def member_table(members: Sequence[dict[str, Answer | None]], seeds: Sequence[int],
+                 labels: pl.DataFrame) -> pl.DataFrame:
     """Each member scored alone: the per-seed spread that `stages.compare` feeds to Welch's t-test.
-    A member that was not asked some questions (ensemble.early_stop) has no score alone (nulls)."""
-    vp = dataclasses.replace(params, extra_submissions=[])
+    A member that was not asked some questions (the vote was decided without it) has no score alone (nulls)."""
     ids = labels["id"].to_list()
     empty = {k: None for k in MEMBER_SCHEMA if k not in ("member", "seed")}
     rows = [{"member": i, "seed": seed,
              **(empty if any(m.get(q, True) is None for q in ids)
-                else _curve_row(_score_answers(labels, vote_all([m], ids, vp))))}
+                else _curve_row(_score_answers(labels, vote_all([m], ids))))}
             for i, (m, seed) in enumerate(zip(members, seeds, strict=True))]
     return pl.DataFrame(rows, schema=MEMBER_SCHEMA)
 
@@ -254,7 +249,7 @@ def build_report(
     ]
     if curve is not None and curve.height:
         parts += ["", "## Score versus ensemble size", "",
-                  "Members 0..k-1 of this run voted with the run's vote params (no extra submissions).", "",
+                  "Members 0..k-1 of this run voted as the vote stage votes.", "",
                   _table(["members", "score", "value", "ref", "NA", "strict"],
                          [[k, *(_fmt(x) for x in rest)] for k, *rest in curve.iter_rows()])]
     verdict_rows = []
@@ -312,7 +307,7 @@ PLOT_SCHEMAS: dict[str, dict[str, Any]] = {"error_categories": CATEGORY_SCHEMA, 
 
 
 def all_plot_tables(verdicts: pl.DataFrame | None, labels: pl.DataFrame, members: Sequence[dict[str, Answer]],
-                    seeds: Sequence[int], params: VoteParams) -> dict[str, pl.DataFrame]:
+                    seeds: Sequence[int]) -> dict[str, pl.DataFrame]:
     """Every plot table the score stage writes; header-only where there is nothing to compute
     (no labels, or no member files), so the stage's outputs always exist."""
     tables = {name: pl.DataFrame(schema=schema) for name, schema in PLOT_SCHEMAS.items()}
@@ -320,8 +315,8 @@ def all_plot_tables(verdicts: pl.DataFrame | None, labels: pl.DataFrame, members
         return tables
     tables.update(plot_tables(verdicts))
     if members:
-        tables["ensemble_size"] = ensemble_curve(members, labels, params)
-        tables["member_scores"] = member_table(members, seeds, labels, params)
+        tables["ensemble_size"] = ensemble_curve(members, labels)
+        tables["member_scores"] = member_table(members, seeds, labels)
     return tables
 
 

@@ -7,9 +7,9 @@ question with everything the page shows:
 
 - the verdict (gold vs predicted value, unit and refs, the credit per component, the error
   category, points lost) when the questions are labelled, nothing of it when not;
-- the context **exactly as the reader saw it**: member i's view (``ensemble.views``) of the
+- the context **exactly as the reader saw it**: member i's view (``ensemble.MEMBER_VIEWS``) of the
   retrieve attempt its answer came from, numbered from 1 in that order, each unit's text as
-  the typed reader shows it (``answer.table_records``), its document, section, page, retrieval
+  the typed reader shows it (tables as records, ``typed_answer.typed_units``), its document, section, page, retrieval
   source and rank, the units the member pointed at, and the units holding the gold value or
   the gold quote (``supporting_materials``) when the labels give one;
 - every member's answer, pointers, raw replies and the prompt, rebuilt with the answer
@@ -29,19 +29,12 @@ from typing import Any
 
 import polars as pl
 
-from stages.core.answer.ensemble import member_setting, member_view, view_attempt
+from stages.core.answer.ensemble import MEMBER_EXTRA_DEMO_KINDS, MEMBER_VIEWS, member_view, member_view_name
 from stages.core.answer.grounding import grounded_number, numbers_in
 from stages.core.answer.kinds import question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import ContextBlock, context_levels
-from stages.core.answer.typed_answer import (
-    TypedSetup,
-    number_format_for,
-    typed_prefixes,
-    typed_units,
-    typed_user_message,
-)
-from stages.core.answer.voting import VoteParams
+from stages.core.answer.typed_answer import DEMO_KINDS, TypedSetup, typed_prefixes, typed_units, typed_user_message
 from stages.core.common.dataio import InputError, read_csv_tolerant
 from stages.core.common.params import section
 from stages.core.common.values import BLANK, Range, parse_value, ref_id_set
@@ -68,7 +61,6 @@ class RunInputs:
     sections: dict[str, str] = field(default_factory=dict)  # section node id -> title (tree nodes)
     answer: AnswerParams = field(default_factory=AnswerParams)
     ensemble: EnsembleParams = field(default_factory=EnsembleParams)
-    vote: VoteParams = field(default_factory=VoteParams)
     title: str = "Run report"
 
 
@@ -90,7 +82,7 @@ def read_run_inputs(root: Path, params: dict[str, Any], questions: pl.DataFrame,
         ap = dataclasses.replace(ap, demo_file=str(root / ap.demo_file))
     return RunInputs(questions, read_csv_tolerant(sub) if sub.exists() else None,
                      pl.concat(ctx, how="diagonal_relaxed") if ctx else None, members, section_titles(nodes),
-                     ap, ens, section(VoteParams, "vote", params), title)
+                     ap, ens, title)
 
 
 def section_titles(nodes: pl.DataFrame | None) -> dict[str, str]:
@@ -151,13 +143,12 @@ def shown_rows(levels: list[list[dict[str, Any]]], view: str, attempt: int) -> l
     if not levels or attempt < 0:
         return []
     seen = member_view(levels, view)
-    k = attempt - view_attempt(0, view, len(levels))
-    return seen[k] if 0 <= k < len(seen) else []
+    return seen[attempt] if attempt < len(seen) else []
 
 
 def _member_fields(row: dict[str, Any], i: int, ens: EnsembleParams) -> tuple[str, int, list[int], list[str]]:
     """(view, retrieve attempt, pointers, raw replies), with fallbacks for rows written before they were stored."""
-    view = row.get("view") or member_setting(ens.views, i, "as_is")
+    view = row.get("view") or member_view_name(i)
     level = row.get("level")
     if level is None:
         level = max(int(row.get("attempts") or 0) - 1, 0)
@@ -176,7 +167,7 @@ def _context(rows: list[dict[str, Any]], ap: AnswerParams, typed: bool, sections
              ) -> tuple[list[dict[str, Any]], list[ContextBlock]]:
     """Numbered units as the reader saw them, and the blocks its prompt was built from."""
     blocks = [ContextBlock(r["doc_id"], r["text"] or "", r.get("media")) for r in rows]
-    shown = typed_units(blocks, ap) if typed else blocks
+    shown = typed_units(blocks) if typed else blocks
     return [_unit(n, r, b.text, sections) for n, (r, b) in enumerate(zip(rows, shown, strict=True), start=1)], shown
 
 
@@ -224,7 +215,7 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
         unit = (q.get("answer_unit") or "").strip() or BLANK
         qtype = question_type(text, q.get("answer_unit"), ap.infer_unit, ap.unit_words)  # as the answer stage asked
         kind = qtype.kind
-        typed = setup is not None and kind in ap.typed_kinds
+        typed = setup is not None
         v = verdict.get(qid)
         gold = None
         if v is not None:
@@ -249,10 +240,9 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
                     contexts[key][p - 1]["pointed_by"].append(i)
             prompt = ""
             if typed and blocks and not row.get("skipped"):
-                fmt = number_format_for(text, qtype.unit, ap, member_setting(ens.number_formats, i, ""), kind)
-                prompt = typed_user_message(text, qtype.unit, blocks, ap, fmt, kind)
-            extra = tuple(member_setting(ens.extra_demo_kinds, i, []))
-            shown_demos = setup is not None and setup.bare is not None and (kind in setup.demo_kinds or kind in extra)
+                prompt = typed_user_message(text, qtype.unit, blocks, kind)
+            extra = MEMBER_EXTRA_DEMO_KINDS[i % len(MEMBER_EXTRA_DEMO_KINDS)]
+            shown_demos = setup is not None and (kind in DEMO_KINDS or kind in extra)
             member_rows.append({
                 "i": i, "seed": row.get("seed"), "view": view, "attempt": attempt, "context": key,
                 "value": row.get("answer_value") or BLANK, "unit": row.get("answer_unit") or BLANK,
@@ -308,6 +298,6 @@ def build_report_data(run: RunInputs, verdicts: pl.DataFrame | None = None, summ
         "kinds": sorted({q["type"] for q in questions}),
         "category_names": sorted({q["category"] for q in questions if q["category"]}),
         "prefix": setup.prefix if setup is not None else [],
-        "params": {"reader": ap.reader, "n": ens.n, "views": list(ens.views), "strategy": run.vote.strategy,
-                   "table_records": ap.table_records, "demo_kinds": list(ap.demo_kinds)},
+        "params": {"reader": ap.reader, "n": ens.n, "views": list(MEMBER_VIEWS), "strategy": "answer_priority",
+                   "table_records": True, "demo_kinds": list(DEMO_KINDS)},
     }

@@ -21,8 +21,9 @@ from stages.core.answer.images import answer_contexts, figure_llm
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, ContextBlock, context_blocks
 from stages.core.answer.submission import build_submission
-from stages.core.answer.voting import VoteParams, member_answers, vote_all
+from stages.core.answer.voting import member_answers, vote_all
 from stages.core.common.params import section
+from stages.core.common.retry import RETRY_K_FACTOR
 from stages.core.common.values import BLANK
 from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM
@@ -50,7 +51,6 @@ class AskParams:
     retrieve: RetrieveParams
     answer: AnswerParams
     ensemble: EnsembleParams
-    vote: VoteParams
     model: str  # llm.model, recorded in the member rows as the answer stage does
     llm: LLMParams = field(default_factory=LLMParams)  # the vision client borrows its key, timeouts and retries
 
@@ -59,7 +59,7 @@ class AskParams:
         """The sections of params.yaml, built and checked as the stages build them."""
         return cls(section(PlanParams, "plan", params), section(RetrieveParams, "retrieve", params),
                    section(AnswerParams, "answer", params), section(EnsembleParams, "ensemble", params),
-                   section(VoteParams, "vote", params), section(LLMParams, "llm", params).model,
+                   section(LLMParams, "llm", params).model,
                    section(LLMParams, "llm", params))
 
 
@@ -89,20 +89,20 @@ def ask_question(question: str, unit: str, params: AskParams, retriever: Retriev
     unit = unit.strip()
     queries, fell_back = plan_queries(question, llm, params.plan)
     attempts = retrieve_attempts(retriever, queries, params.retrieve, params.answer.max_retries,
-                                 params.answer.retry_k_factor, unit)
+                                 RETRY_K_FACTOR, unit)
     if not answer or llm is None:
         return AskResult(queries, fell_back, attempts, [], None, None)
     rows = [r for k, units in enumerate(attempts) for r in context_rows(ASK_ID, k, units)]
     contexts = answer_contexts(pl.DataFrame(rows, schema=CONTEXT_SCHEMA), params.answer.vision)
     questions = pl.DataFrame({"id": [ASK_ID], "question": [question], "answer_unit": [unit]})
     with figure_llm(llm, params.answer.vision, params.llm, contexts) as reader:  # figures' pixels, as answer sends
-        index = getattr(retriever, "index", None)  # the document cards (answer.cite_named_doc); a stub has none
-        names = (lambda q: [n.doc_id for n in index.named_docs(q)]) if params.answer.cite_named_doc and index else None
+        index = getattr(retriever, "index", None)  # the document cards (citing.py); a stub has none
+        names = (lambda q: [n.doc_id for n in index.named_docs(q)]) if index else None
         members = answer_members(reader, params.model, questions, contexts, params.answer, params.ensemble,
-                                 corpus_ids, desc="ask: members", vote=params.vote, names=names)
+                                 corpus_ids, desc="ask: members", names=names)
     member_rows = [m[0] for m in members]
     voted = vote_all([member_answers(pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES)) for m in members],
-                     [ASK_ID], params.vote)
+                     [ASK_ID])
     submission = build_submission(questions, voted, urls).row(0, named=True)
     return AskResult(queries, fell_back, attempts, member_rows, voted[0], submission)
 

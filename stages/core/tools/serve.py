@@ -121,7 +121,7 @@ class AskService:
                         pl.DataFrame([res.submission]) if res.submission else None,
                         pl.DataFrame(rows, schema=CONTEXT_SCHEMA),
                         [pl.DataFrame([m]) for m in res.members], self.sections, self.params.answer,
-                        self.params.ensemble, self.params.vote, "ask")
+                        self.params.ensemble, "ask")
         q = build_report_data(run)["questions"][0]
         q["id"] = ""
         refs = []
