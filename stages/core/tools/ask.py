@@ -88,8 +88,7 @@ def ask_question(question: str, unit: str, params: AskParams, retriever: Retriev
     question (answer.infer_unit); ``is_blank`` asks for a name, as in WattBot's files."""
     unit = unit.strip()
     queries, fell_back = plan_queries(question, llm, params.plan)
-    attempts = retrieve_attempts(retriever, queries, params.retrieve, params.answer.max_retries,
-                                 params.answer.retry_k_factor, unit)
+    attempts = retrieve_attempts(retriever, queries, params.retrieve, params.answer.max_retries, unit)
     if not answer or llm is None:
         return AskResult(queries, fell_back, attempts, [], None, None)
     rows = [r for k, units in enumerate(attempts) for r in context_rows(ASK_ID, k, units)]
