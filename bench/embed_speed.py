@@ -143,9 +143,8 @@ def recall(nodes: pl.DataFrame, backend: str, params: dict, work: Path, fresh: b
         rows = list(labels.iter_rows(named=True))
         retriever.prepare([r["question"] for r in rows])
         for factor in (1, 2):
-            p = rp.scaled(factor)
             ctx = [{"question_id": r["id"], "doc_id": u.doc_id, "text": u.text, "n_tokens": u.n_tokens}
-                   for r in rows for u in retriever.retrieve([r["question"]], p, r.get("answer_unit"))]
+                   for r in rows for u in retriever.retrieve([r["question"]], rp, r.get("answer_unit"), factor)]
             m = retrieval_metrics(labels, pl.DataFrame(ctx, schema=CTX_SCHEMA))
             out[f"{name}_{factor}x"] = m
             print(f"  {name} {factor}x: gold-doc {m['gold_doc_recall']:.4f} evidence {m['evidence_recall']:.4f} "

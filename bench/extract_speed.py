@@ -74,7 +74,7 @@ def old_read_table_cells(page: pymupdf.Page, table, chars=None) -> list[list[str
     return [[r[j] for j in keep] for r in out]
 
 
-def old_find_page_tables(page: pymupdf.Page, use_layout: bool, max_drawings: int):  # noqa: ANN201
+def old_find_page_tables(page: pymupdf.Page, max_drawings: int, use_layout: bool = False):  # noqa: ANN201
     if max_drawings and len(page.get_cdrawings()) > max_drawings:
         return [], True
     try:
@@ -194,7 +194,7 @@ def compare_cells(files: list[Path]) -> dict[str, int]:
     for f in files:
         doc = pymupdf.open(str(f))
         for page in doc:
-            ts, _ = old_find_page_tables(page, False, 2000)
+            ts, _ = old_find_page_tables(page, 2000)
             if not ts:
                 continue
             chars = pdf_mod.PageChars(page)

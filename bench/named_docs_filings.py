@@ -122,7 +122,7 @@ def main() -> None:
         r = Retriever.__new__(Retriever)
         r.index, r.tree, r.embedder, r.cache = Index(Path(tmp)), TreeView(nodes), embedder, cache
         r.prepare([q["question"] for q in questions])  # type: ignore[misc]
-        named = [r.index.named_docs(str(q["question"]), rp.doc_share) for q in questions]
+        named = [r.index.named_docs(str(q["question"])) for q in questions]
         report["named_exactly_gold"] = sum([d.doc_id for d in n] == [q["doc"]] for n, q in zip(named, questions))
         report["named_with_gold"] = sum(q["doc"] in {d.doc_id for d in n} for n, q in zip(named, questions))
         print(f"{meta.height} filings of {args.companies} companies, {len(questions)} questions; "
@@ -131,7 +131,7 @@ def main() -> None:
         budget = rp.max_context_tokens
         print(f"| named_docs | gold-doc recall | gold-page recall | answer recall (at {budget} tokens) |")
         print("|---|---|---|---|")
-        for mode in ("none", "prior", "filter"):
+        for mode in ("none", "prior"):
             p = replace(rp, named_docs=mode)
             doc = page = value = 0
             for q in questions:

@@ -3,7 +3,7 @@
   python bench/retrieval_eval.py                       # dev_QA and train_QA, question alone (plan.n_queries: 1)
   python bench/retrieval_eval.py --sets dev            # one set
   python bench/retrieval_eval.py --plan artifacts/plan/queries.parquet --sets train   # with planner queries
-  python bench/retrieval_eval.py -S retrieve.named_docs=filter --out /tmp/x.json  # a retrieve param changed
+  python bench/retrieval_eval.py -S retrieve.named_docs=prior --out /tmp/x.json  # a retrieve param changed
   python bench/retrieval_eval.py --artifacts /tmp/c2/artifacts --sets tests/data/corpus2/questions.csv  # another corpus
 
 Needs the built tree and index (`dvc repro index`). For each question set and context
@@ -49,7 +49,7 @@ from stages.core.embed.embedder import (  # noqa: E402
 from stages.core.index.keywords import KeywordIndex, tokenize, words  # noqa: E402
 from stages.core.retrieve.metrics import evidence_found, retrieval_metrics  # noqa: E402
 from stages.core.retrieve.params import RetrieveParams  # noqa: E402
-from stages.core.retrieve.ranking import count_tokens  # noqa: E402
+from stages.core.retrieve.units import CHARS_PER_TOKEN, count_tokens  # noqa: E402
 from stages.core.retrieve.search import Retriever  # noqa: E402
 
 BUDGETS = (500, 1000, 2000)
@@ -59,11 +59,11 @@ _FIGURE = re.compile(r"\bfig(?:ure)?\.?\s*\d", re.I)
 _TABLE = re.compile(r"\btable\s+[A-Z]?\d", re.I)
 
 
-def budget_rows(qid: str, ranked: list[tuple[str, str]], budget: int, cpt: float) -> list[dict[str, object]]:
+def budget_rows(qid: str, ranked: list[tuple[str, str]], budget: int) -> list[dict[str, object]]:
     """Take ranked (doc_id, text) units until the token budget is spent."""
     rows, used = [], 0
     for doc_id, text in ranked:
-        n = count_tokens(text, cpt)
+        n = count_tokens(text)
         if used + n > budget:
             break
         used += n
@@ -150,7 +150,7 @@ def naming_stats(labels: pl.DataFrame, retriever: Retriever, rp: RetrieveParams)
         if not gold:
             continue
         n += 1
-        docs = retriever.index.named_docs(r["question"], rp.doc_share)
+        docs = retriever.index.named_docs(r["question"])
         if not docs:
             continue
         named += 1
@@ -194,9 +194,9 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
     kept: dict[str, list] = {}
     for budget in budgets:
         ours, fl, bw = [], [], []
-        p = rp.scaled(budget / rp.max_context_tokens)  # depth and budget grow together, as in answer retries
+        factor = budget / rp.max_context_tokens  # depth and budget grow together, as in answer retries
         t0 = time.perf_counter()
-        units_of = {r["id"]: retriever.retrieve(queries[r["id"]], p, r.get("answer_unit")) for r in rows_all}
+        units_of = {r["id"]: retriever.retrieve(queries[r["id"]], rp, r.get("answer_unit"), factor) for r in rows_all}
         if budget == rp.max_context_tokens:
             latency_ms = 1000 * (time.perf_counter() - t0) / max(1, len(rows_all))
         for qv, r in zip(q_vecs, rows_all):
@@ -206,9 +206,9 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
             if not flat:
                 continue  # --no-baselines
             order = np.argsort(-(flat_vecs @ qv))
-            fl += budget_rows(qid, [flat[i] for i in order[:64]], budget, rp.chars_per_token)
+            fl += budget_rows(qid, [flat[i] for i in order[:64]], budget)
             top = bm25.search(tokenize(" ".join(queries[qid])), 64)
-            bw += budget_rows(qid, [wins[i] for i, _ in top], budget, rp.chars_per_token)
+            bw += budget_rows(qid, [wins[i] for i, _ in top], budget)
         for method, rows in (("treerag", ours), ("flat512", fl), ("bm25win", bw)):
             if method != "treerag" and not flat:
                 results.pop(method, None)
@@ -235,7 +235,7 @@ def eval_set(name: str, labels: pl.DataFrame, queries: dict[str, list[str]], ret
                 misses.append({"id": r["id"], "cause": cause, "question": r["question"],
                                "answer_value": r["answer_value"], "ref_id": r["ref_id"],
                                "context_docs": sorted({u.doc_id for u in units}),
-                               "named": [d.doc_id for d in retriever.index.named_docs(r["question"], rp.doc_share)]})
+                               "named": [d.doc_id for d in retriever.index.named_docs(r["question"])]})
     return {"set": name, "questions": labels.height, "figure_only": len(fig),
             "named_docs": naming_stats(labels, retriever, rp),
             "ms_per_question": round(latency_ms, 1), "results": results,
@@ -278,7 +278,7 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["dev", "train"], help="dev, train or a labelled CSV path")
     ap.add_argument("--plan", help="queries.parquet from the plan stage (default: the question alone)")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--modes", nargs="+", choices=["none", "prior", "filter"],
+    ap.add_argument("--modes", nargs="+", choices=["none", "prior"],
                     help="also measure treerag with each retrieve.named_docs mode (misses won/lost vs the first)")
     ap.add_argument("--no-baselines", action="store_true",
                     help="treerag only (no flat512 / bm25win baselines: no embedding of the corpus)")
@@ -291,7 +291,7 @@ def main() -> None:
     embedder, cache = retriever.embedder, retriever.cache
 
     sents = {} if args.no_baselines else doc_sentences(nodes)
-    flat = [(d, c) for d, ss in sents.items() for c in windows(ss, int(512 * rp.chars_per_token))]
+    flat = [(d, c) for d, ss in sents.items() for c in windows(ss, int(512 * CHARS_PER_TOKEN))]
     wins = [(d, w) for d, ss in sents.items() for w in windows(ss, 500)]
     flat_vecs, _ = embed_texts([c for _, c in flat], embedder, cache, desc="embed flat chunks")
     baselines = {"flat": flat, "flat_vecs": flat_vecs, "wins": wins,

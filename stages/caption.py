@@ -25,7 +25,7 @@ def main() -> None:
     images = read_parquet("artifacts/extract/images.parquet", "extract")
     llm = section(LLMParams, "llm", params)
     if vision.enabled:
-        with llm_session(vision_llm_params(vision, cfg, llm)) as client:
+        with llm_session(vision_llm_params(vision, llm)) as client:
             captions, stats = caption_images(images, vision_describer(client, cfg), max_workers=llm.max_concurrency)
     else:
         captions, stats = caption_images(images, None)

@@ -34,7 +34,7 @@ def main() -> None:
     queries_of = {q["id"]: by_q.get(q["id"]) or [q["question"]] for q in questions.iter_rows(named=True)}
     t0 = time.perf_counter()
     units_of = dict(zip(questions["id"], questions["answer_unit"])) if "answer_unit" in questions.columns else {}
-    rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, ap.retry_k_factor, units_of=units_of)
+    rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, units_of=units_of)
     ms = 1000 * (time.perf_counter() - t0) / max(1, questions.height * (1 + ap.max_retries))
     cache.close()
     contexts = pl.DataFrame(rows, schema=CONTEXT_SCHEMA)

@@ -59,17 +59,18 @@ def test_context_tree_groups_doc_section_unit() -> None:
 def test_retrieve_attempts_widens_and_keeps_previous_units() -> None:
     class StubRetriever:
         def __init__(self) -> None:
-            self.calls: list[RetrieveParams] = []
+            self.calls: list[float] = []
 
-        def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None) -> list[RetrievedUnit]:
-            self.calls.append(p)
-            keys = ["d1:sec1:p0", "d2:sec0:p0", "d1:sec2:p0"][: p.top_k_final]
+        def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,
+                     factor: float = 1.0) -> list[RetrievedUnit]:
+            self.calls.append(factor)
+            keys = ["d1:sec1:p0", "d2:sec0:p0", "d1:sec2:p0"][: int(factor)]
             return [unit(k, 1.0 - i / 10) for i, k in enumerate(keys)]
 
     r = StubRetriever()
-    p = RetrieveParams(top_k_final=1, max_context_tokens=1000)
-    attempts = retrieve_attempts(r, ["q"], p, max_retries=2, retry_k_factor=2.0)  # type: ignore[arg-type]
-    assert [c.top_k_final for c in r.calls] == [1, 2, 4]
+    p = RetrieveParams(max_context_tokens=1000)
+    attempts = retrieve_attempts(r, ["q"], p, max_retries=2)  # type: ignore[arg-type]
+    assert r.calls == [1.0, 2.0, 4.0]  # each retry doubles the depth and budget
     assert [[u.key for u in a] for a in attempts] == [
         ["d1:sec1:p0"], ["d1:sec1:p0", "d2:sec0:p0"], ["d1:sec1:p0", "d2:sec0:p0", "d1:sec2:p0"]]
     blocks = to_blocks(attempts[0])
@@ -109,10 +110,10 @@ def test_ask_answers_through_the_answer_stages_path() -> None:
     from stages.core.tools.ask import AskParams, ask_question
 
     class StubRetriever:
-        def retrieve(self, queries, p, answer_unit=None):
-            return [unit("d1:sec1:p0", 0.9), unit("d1:sec2:p0", 0.5)][: p.top_k_final]
+        def retrieve(self, queries, p, answer_unit=None, factor=1.0):
+            return [unit("d1:sec1:p0", 0.9), unit("d1:sec2:p0", 0.5)]
 
-    params = AskParams(PlanParams(n_queries=1), RetrieveParams(top_k_final=2), AnswerParams(),
+    params = AskParams(PlanParams(n_queries=1), RetrieveParams(), AnswerParams(),
                        EnsembleParams(n=1), "m")
     llm = _RecordingLLM()
     res = ask_question("What does the farm make?", "MWh", params, StubRetriever(), llm, {"d1", "d2"},

@@ -192,22 +192,15 @@ def retriever(tmp_path, nodes):
     return r
 
 
-def test_filter_and_prior_keep_the_named_filing_and_the_filter_falls_back(tmp_path):
+def test_prior_puts_the_named_filing_first(tmp_path):
     r = retriever(tmp_path, filings_index(tmp_path))
     q = ["What net revenue did Acme report for fiscal 2024?"]
     assert [d.doc_id for d in r.index.named_docs(q[0])] == ["acme-2024"]
-    base = dict(top_k=4, bm25_k=4, top_k_final=4, max_context_tokens=400, unit_boost=0.0)
-    none = r.retrieve(q, RetrieveParams(**base))
+    none = r.retrieve(q, RetrieveParams(max_context_tokens=400))
     assert {u.doc_id for u in none} != {"acme-2024"}  # without naming, other filings' text comes too
-    filt = r.retrieve(q, RetrieveParams(**base, named_docs="filter", doc_filter_min=1))
-    assert {u.doc_id for u in filt} == {"acme-2024"}
-    assert any("575 million" in u.text for u in filt)
-    prior = r.retrieve(q, RetrieveParams(**base, named_docs="prior", doc_prior=3.0))
+    prior = r.retrieve(q, RetrieveParams(max_context_tokens=400, named_docs="prior"))
     assert prior[0].doc_id == "acme-2024" and "575 million" in prior[0].text
-    # the named filing yields fewer BM25 hits than doc_filter_min: the whole corpus is searched
-    wide = r.retrieve(q, RetrieveParams(**base, named_docs="filter", doc_filter_min=50))
-    assert [u.key for u in wide] == [u.key for u in none]
     # a question that names nothing retrieves as with named_docs: none
     generic = ["What net revenue was reported?"]
-    assert [u.key for u in r.retrieve(generic, RetrieveParams(**base, named_docs="filter"))] == \
-        [u.key for u in r.retrieve(generic, RetrieveParams(**base))]
+    assert [u.key for u in r.retrieve(generic, RetrieveParams(max_context_tokens=400, named_docs="prior"))] == \
+        [u.key for u in r.retrieve(generic, RetrieveParams(max_context_tokens=400))]

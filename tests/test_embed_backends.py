@@ -41,8 +41,12 @@ def reference(onnx_env: Path) -> np.ndarray:
     return make_embedder(EmbedParams(backend="torch")).embed(TEXTS)
 
 
-def test_onnx_fp32_reproduces_the_torch_vectors(onnx_env: Path, reference: np.ndarray) -> None:
-    emb = make_embedder(EmbedParams(backend="onnx", onnx_batch_size=3))  # batches of unequal lengths: padding is masked
+def test_onnx_fp32_reproduces_the_torch_vectors(onnx_env: Path, reference: np.ndarray,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from stages.core.embed import embedder
+
+    monkeypatch.setattr(embedder, "ONNX_BATCH_SIZE", 3)  # batches of unequal lengths: padding is masked
+    emb = make_embedder(EmbedParams(backend="onnx"))
     v = emb.embed(TEXTS)
     assert v.shape == reference.shape == (len(TEXTS), 384) and v.dtype == np.float32
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -86,17 +85,15 @@ def _table_page_with_drawings(path: Path, n_drawings: int) -> None:
     path.with_suffix(".tmp.pdf").replace(path)
 
 
-def test_drawing_heavy_pages_skip_the_table_search_and_say_so(tmp_path):
+def test_drawing_heavy_pages_skip_the_table_search_and_say_so(tmp_path, monkeypatch):
+    from stages.core.extract import pdf as pdf_mod
+
     pdf = tmp_path / "manual.pdf"
     _table_page_with_drawings(pdf, 300)
-    params = ExtractParams()
-    bounded = extract_pdf(pdf, "m", None, params.min_image_size, params.caption_max_gap, False, 100)
+    default = extract_pdf(pdf, "m", None)  # 300 paths: under the limit, the table is found
+    assert [b.text.splitlines()[0] for b in default.blocks if b.kind == "table"] == ["| Model | Size (GB) |"]
+    assert "no table search" not in default.message
+    monkeypatch.setattr(pdf_mod, "TABLE_MAX_DRAWINGS", 100)
+    bounded = extract_pdf(pdf, "m", None)
     assert not [b for b in bounded.blocks if b.kind == "table"]
-    assert "no table search on 1 page(s) with more than 100 vector drawings (extract.table_max_drawings): " \
-           "pages 1" in bounded.message
-    unbounded = extract_pdf(pdf, "m", None, params.min_image_size, params.caption_max_gap, False, 0)
-    assert [b.text.splitlines()[0] for b in unbounded.blocks if b.kind == "table"] == ["| Model | Size (GB) |"]
-    assert "table_max_drawings" not in unbounded.message
-    default = extract_pdf(pdf, "m", None, params.min_image_size, params.caption_max_gap, False,
-                          replace(params).table_max_drawings)
-    assert [b.kind for b in default.blocks] == [b.kind for b in unbounded.blocks]  # 300 paths: under the default
+    assert "no table search on 1 page(s) with more than 100 vector drawings: pages 1" in bounded.message

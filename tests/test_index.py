@@ -51,8 +51,8 @@ def test_batched_dense_equals_single_queries_and_excludes_references(tmp_path):
     assert batch[0][0][1] > 0.99  # a vector finds itself first
     found = {n for hits in batch for n, _ in hits}
     assert not any(n.startswith("a:sec2") for n in found)  # the reference entry is excluded
-    with_refs = {n for n, _ in ix.dense(vecs[2], 6, include_excluded=True)[0]}
-    assert "a:sec2:p1" in with_refs
+    assert not any(n.startswith("a:sec2") for n, _ in ix.dense(vecs[2], 6)[0])  # even queried by its own vector
+    assert all(n[0] != "a:sec2:p1" for n, _ in ix.keyword("Smith GPU power 2020", 3))
 
 
 def test_keyword_search_matches_author_and_year_not_in_text(tmp_path):
@@ -72,13 +72,12 @@ def test_exact_in_memory_search_matches_lance(tmp_path):
     ix, vecs, _ = small_index(tmp_path)
     rng = np.random.default_rng(3)
     queries = rng.normal(size=(5, 8)).astype(np.float32)
-    for incl in (False, True):
-        exact = ix.dense(queries, 3, include_excluded=incl)
-        lance = ix._dense_lance(queries, 3, ("sentence", "paragraph"), incl)
-        for e, la in zip(exact, lance):
-            # a paragraph and its only sentence share a vector: compare as score-sorted sets
-            assert sorted(round(s, 5) for _, s in e) == sorted(round(s, 5) for _, s in la)
-            assert {n.split(":s")[0] for n, _ in e} == {n.split(":s")[0] for n, _ in la}
+    exact = ix.dense(queries, 3)
+    lance = ix._dense_lance(queries, 3, ("sentence", "paragraph"))
+    for e, la in zip(exact, lance):
+        # a paragraph and its only sentence share a vector: compare as score-sorted sets
+        assert sorted(round(s, 5) for _, s in e) == sorted(round(s, 5) for _, s in la)
+        assert {n.split(":s")[0] for n, _ in e} == {n.split(":s")[0] for n, _ in la}
     assert ix.dense(queries, 2, levels=("sentence",))[0][0][0].endswith(":s1")
 
 
@@ -96,7 +95,9 @@ def test_sentence_windows_group_to_size_and_fold_a_short_tail():
     assert sentence_windows([], 500) == []
 
 
-def test_long_paragraph_gets_windows_besides_itself_and_a_window_is_found_first():
+def test_long_paragraph_gets_windows_besides_itself_and_a_window_is_found_first(monkeypatch):
+    from stages.core.index import store
+
     filler = [f"Filler sentence number {i} about datacenter cooling and procurement policy." for i in range(14)]
     body = filler[:9] + ["The training job ran for 172 days and logged 4789 jobs."] + filler[9:]
     rows = [("d:sec1:p1", "d:sec1", "paragraph", "d", " ".join(body), None)]
@@ -106,9 +107,8 @@ def test_long_paragraph_gets_windows_besides_itself_and_a_window_is_found_first(
     nodes = pl.DataFrame(rows, orient="row",
                          schema=["node_id", "parent_id", "level", "doc_id", "text", "attachment_type"])
     meta = pl.DataFrame({"id": ["d"], "title": ["T"], "year": ["2019"], "citation": ["A. Strubell (2019). T."]})
-    whole = bm25_units(nodes, meta, window_chars=0)
-    assert whole["node_ids"].to_list() == [["d:sec1:p1"], ["d:sec1:p2"]]
-    units = bm25_units(nodes, meta, window_chars=300)
+    monkeypatch.setattr(store, "BM25_WINDOW_CHARS", 300)  # windows of ~4 of these sentences
+    units = bm25_units(nodes, meta)
     ids = units["node_ids"].to_list()
     assert ids[0] == ["d:sec1:p1"] and ["d:sec1:p2"] in ids  # paragraphs stay units
     windows = [w for w in ids if w[0].count(":") == 3]
@@ -128,26 +128,19 @@ def test_named_docs_come_from_the_cards_stored_with_the_index(tmp_path):
     assert [d.doc_id for d in ix.named_docs("the Energy study by Hopper (2021)")] == ["b"]
 
 
-def test_doc_weights_prior_and_filter_in_both_lists(tmp_path):
+def test_doc_weights_prior_in_both_lists(tmp_path):
     ix, vecs, _ = small_index(tmp_path)
     plain = ix.keyword("electricity of the 2024 Lovelace GPU", 3)
     boosted = ix.keyword("electricity of the 2024 Lovelace GPU", 3, doc_weights={"a": 2.0})
     assert [n for n, _ in boosted][0] == ["a:sec1:p1"]
     a_plain = dict((n[0], s) for n, s in plain)["a:sec1:p1"]
     assert dict((n[0], s) for n, s in boosted)["a:sec1:p1"] == pytest.approx(2 * a_plain)
-    only_b = ix.keyword("electricity of the 2024 Lovelace GPU", 3, doc_weights={"b": 1.0}, only_docs=True)
-    assert {n[0] for n, _ in only_b} == {"b:sec1:p1"}
-    assert ix.keyword("GPU", 3, doc_weights={}, only_docs=True) == []  # filtered to no document: nothing
     assert ix.keyword("GPU", 3, doc_weights={}) == ix.keyword("GPU", 3)  # no weights: plain BM25
-    # dense: b's vector queried with a filter to a finds only a's nodes; a prior reorders
-    hits = ix.dense(vecs[4], 4, doc_weights={"a": 1.0}, only_docs=True)[0]
-    assert hits and all(n.startswith("a:") for n, _ in hits)
+    # dense: a prior reorders
     prior = ix.dense(vecs[4], 4, doc_weights={"a": 100.0})[0]
     plain_dense = ix.dense(vecs[4], 4)[0]
     assert plain_dense[0][0].startswith("b:")
     a_sim = dict(plain_dense)["a:sec1:p1"]
     assert a_sim > 0 and prior[0] == ("a:sec1:p1", pytest.approx(100 * a_sim, rel=1e-5))
-    lance = ix._dense_lance(vecs[[4]], 4, ("sentence", "paragraph"), False, {"a": 1.0}, True)[0]
-    assert {n for n, _ in lance} == {n for n, _ in hits}
-    lance_prior = ix._dense_lance(vecs[[4]], 4, ("sentence", "paragraph"), False, {"a": 100.0}, False)[0]
+    lance_prior = ix._dense_lance(vecs[[4]], 4, ("sentence", "paragraph"), {"a": 100.0})[0]
     assert sorted(round(s, 4) for _, s in lance_prior) == sorted(round(s, 4) for _, s in prior)

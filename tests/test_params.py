@@ -20,14 +20,14 @@ def test_repository_params_yaml_parses_into_every_section():
     assert section(LLMParams, "llm", params).model == "qwen2.5-coder-1.5b"
     retrieve = section(RetrieveParams, "retrieve", params)
     assert retrieve.max_context_tokens == params["retrieve"]["max_context_tokens"] > 0
-    assert retrieve.bm25_query in ("question", "all")
+    assert retrieve.named_docs in ("none", "prior")
     assert section(EnsembleParams, "ensemble", params).n >= 1
     section(AnswerParams, "answer", params)
     section(PlanParams, "plan", params)
     section(EmbedParams, "embed", params)
     from stages.core.index.store import IndexParams
 
-    assert section(IndexParams, "index", params).bm25_window_chars == params["index"]["bm25_window_chars"]
+    assert section(IndexParams, "index", params).ann_min_rows == params["index"]["ann_min_rows"]
 
 
 def test_unknown_answer_reader_names_the_parameter():
@@ -40,10 +40,12 @@ def test_unknown_answer_reader_names_the_parameter():
 def test_unknown_key_and_wrong_type_are_named():
     with pytest.raises(ParamError, match=r"retrieve\.topk"):
         section(RetrieveParams, "retrieve", {"retrieve": {"topk": 3}})
-    with pytest.raises(ParamError, match=r"retrieve\.top_k must be an integer"):
-        section(RetrieveParams, "retrieve", {"retrieve": {"top_k": "many"}})
-    with pytest.raises(ParamError, match=r"retrieve\.alpha"):
-        section(RetrieveParams, "retrieve", {"retrieve": {"alpha": 2.0}})
+    with pytest.raises(ParamError, match=r"retrieve\.max_context_tokens must be an integer"):
+        section(RetrieveParams, "retrieve", {"retrieve": {"max_context_tokens": "many"}})
+    with pytest.raises(ParamError, match=r"retrieve\.max_context_tokens"):
+        section(RetrieveParams, "retrieve", {"retrieve": {"max_context_tokens": 0}})
+    with pytest.raises(ParamError, match=r"retrieve\.named_docs"):
+        section(RetrieveParams, "retrieve", {"retrieve": {"named_docs": "filter"}})
     with pytest.raises(ParamError, match=r"ensemble\.n"):
         section(EnsembleParams, "ensemble", {"ensemble": {"n": 0}})
 

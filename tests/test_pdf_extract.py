@@ -326,8 +326,8 @@ def test_vision_endpoint_gets_data_url_and_prompt_through_the_cached_llm_client(
                            "width": [80], "height": [80], "has_pixels": [True],
                            "nearby_caption": ["Figure 1: Power."], "order": [0]})
     vision = VisionParams(base_url=f"http://127.0.0.1:{server.server_port}/v1", model="vlm")
-    cfg = CaptionParams(max_retries=0, timeout_s=10)
-    params = vision_llm_params(vision, cfg, LLMParams(api_key_env="VISION_KEY"))
+    cfg = CaptionParams()
+    params = vision_llm_params(vision, LLMParams(api_key_env="VISION_KEY"))
     try:
         runs = []
         for _ in range(2):

@@ -12,10 +12,10 @@ class SpyIndex:
     def __init__(self) -> None:
         self.keyword_queries: list[str] = []
 
-    def dense(self, vecs, k, include_excluded=False, **doc_focus):
+    def dense(self, vecs, k, **doc_focus):
         return [[("d:sec1:p2:s1", 0.5)] for _ in vecs]
 
-    def keyword(self, query, k, include_excluded=False, **doc_focus):
+    def keyword(self, query, k, **doc_focus):
         self.keyword_queries.append(query)
         return [(["d:sec1:p3"], 1.0)]
 
@@ -43,12 +43,11 @@ def spy_retriever(tmp_path):
     return r
 
 
-def test_bm25_searches_the_question_alone_or_all_queries(tmp_path):
+def test_bm25_searches_the_question_alone(tmp_path):
     r = spy_retriever(tmp_path)
     queries = ["What is beta?", "beta keywords", "gamma rephrased"]
-    units = r.retrieve(queries, RetrieveParams(bm25_query="question"))
-    r.retrieve(queries, RetrieveParams(bm25_query="all"))
-    assert r.index.keyword_queries == ["What is beta?", "What is beta? beta keywords gamma rephrased"]
+    units = r.retrieve(queries, RetrieveParams())
+    assert r.index.keyword_queries == ["What is beta?"]
     assert {u.key for u in units} == {"d:sec1:p2:s1", "d:sec1:p3"}
 
 

@@ -32,7 +32,7 @@ def page():
 
 
 def test_cells_keep_the_spaces_between_words(page):
-    (table,), skipped = find_page_tables(page, False, 2000)
+    (table,), skipped = find_page_tables(page)
     assert not skipped
     expected = [[" ".join(c.split()) for c in row] for row in ROWS]  # whitespace runs become one space
     assert read_table_cells(page, table) == expected
@@ -40,7 +40,7 @@ def test_cells_keep_the_spaces_between_words(page):
 
 
 def test_each_cell_equals_get_textbox_byte_for_byte(page):
-    (table,), _ = find_page_tables(page, False, 2000)
+    (table,), _ = find_page_tables(page)
     chars = PageChars(page)
     cells = [c for row in table.rows for c in row.cells if c is not None]
     assert len(cells) == 12
@@ -58,5 +58,5 @@ def test_a_page_without_drawings_skips_the_table_search():
         p.insert_text((54, 80 + 14 * i), "    ".join(row), fontsize=9)
     assert p.get_cdrawings() == []
     assert list(p.find_tables(use_layout=False).tables) == []  # what the skip saves: nothing to find
-    assert find_page_tables(p, False, 2000) == ([], False)
-    assert find_page_tables(p, False, 0) == ([], False)
+    assert find_page_tables(p) == ([], False)
+    assert find_page_tables(p, 0) == ([], False)

@@ -92,7 +92,7 @@ def retrieve_contexts(questions: pl.DataFrame, params: dict[str, Any], index_dir
                                                   strict=True)}
         units_of = (dict(zip(questions["id"], questions["answer_unit"])) if "answer_unit" in questions.columns
                     else {})
-        rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, RETRY_K_FACTOR, units_of=units_of)
+        rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, units_of=units_of)
     finally:
         cache.close()
     return pl.DataFrame(rows + retry_rows, schema=CONTEXT_SCHEMA).sort("question_id", "attempt", "rank")

@@ -69,7 +69,7 @@ def answer_instruction(kind: Kind, unit: str, operation: bool = False) -> str:
         return ('Reply {"units": [...], "answer": one or two full sentences that answer the question '
                 'from the units}.')
     if kind == "range":
-        return f'Reply {{"units": [...], "low": number, "high": number}}' + (f" in {unit}." if _has_unit(unit) else ".")
+        return 'Reply {"units": [...], "low": number, "high": number}' + (f" in {unit}." if _has_unit(unit) else ".")
     if not _has_unit(unit):  # a number whose unit neither the questions file nor the question names
         return answer_instruction(kind, "the unit the units state", operation)
     if operation:

@@ -26,6 +26,11 @@ DEFAULT_PROMPT = (
     "Keep the description concise (2-3 sentences)."
 )
 
+TIMEOUT_S = 120.0  # per vision request: a description of one image, longer than that is a stuck endpoint
+# client retries on 5xx/timeouts (429s wait as the llm section's rate limit says); then the document's caption is used
+MAX_RETRIES = 2
+TEMPERATURE = 0.0  # greedy descriptions: the same image gets the same caption on every run
+
 CAPTION_SCHEMA = {"image_id": pl.Utf8, "doc_id": pl.Utf8, "page": pl.Int64, "caption": pl.Utf8,
                   "caption_source": pl.Utf8}
 
@@ -36,9 +41,6 @@ class CaptionParams:
 
     max_tokens: int = 200
     prompt: str = DEFAULT_PROMPT
-    timeout_s: float = 120.0  # per vision request
-    max_retries: int = 2  # retries on 5xx/timeouts (the LLM client's; 429s wait as llm.rate_limit_max_wait_s says)
-    temperature: float = 0.0
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
@@ -52,12 +54,12 @@ class CaptionParams:
 Describer = Callable[[bytes], str]
 
 
-def vision_llm_params(vision: VisionParams, caption: CaptionParams, llm: LLMParams) -> LLMParams:
-    """The vision endpoint as an LLM client's params: its URL and model, the caption's timeout and
-    retries, and the key, concurrency and backoff of the `llm:` section (dvc.yaml lists those keys)."""
+def vision_llm_params(vision: VisionParams, llm: LLMParams) -> LLMParams:
+    """The vision endpoint as an LLM client's params: its URL and model, the captions' timeout and
+    retries (TIMEOUT_S, MAX_RETRIES), and the key, concurrency and backoff of the `llm:` section (dvc.yaml lists those keys)."""
     return LLMParams(base_url=vision.base_url, model=vision.model, api_key_env=llm.api_key_env,
-                     max_concurrency=llm.max_concurrency, timeout_s=caption.timeout_s,
-                     max_attempts=caption.max_retries + 1, backoff_s=llm.backoff_s,
+                     max_concurrency=llm.max_concurrency, timeout_s=TIMEOUT_S,
+                     max_attempts=MAX_RETRIES + 1, backoff_s=llm.backoff_s,
                      backoff_max_s=llm.backoff_max_s, rate_limit_max_wait_s=llm.rate_limit_max_wait_s)
 
 
@@ -69,7 +71,7 @@ def vision_describer(llm: LLM, params: CaptionParams) -> Describer:
         url = png_data_url(png)
         messages = [{"role": "user", "content": [{"type": "text", "text": params.prompt},
                                                  {"type": "image_url", "image_url": {"url": url}}]}]
-        reply = llm.complete(messages, temperature=params.temperature, seed=0, max_tokens=params.max_tokens)
+        reply = llm.complete(messages, temperature=TEMPERATURE, seed=0, max_tokens=params.max_tokens)
         return reply.text.strip()
 
     return describe

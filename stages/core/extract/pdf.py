@@ -13,7 +13,7 @@ Why these choices:
   same strings (bench/extract_speed.py checks it on real PDFs);
 - the table search only where it can find something: a page without vector drawings has
   no edges, so no table (find_tables' character pass costs ~0.1 s on any text page), and
-  pages with more than ``extract.table_max_drawings`` vector paths skip it (its cost grows
+  pages with more than ``TABLE_MAX_DRAWINGS`` vector paths skip it (its cost grows
   with the paths: most of a diagram-heavy manual's extraction time went there).
 """
 from __future__ import annotations
@@ -26,9 +26,13 @@ import numpy as np
 import pymupdf
 
 from stages.core.extract.captions import CAPTION
-from stages.core.extract.records import DocumentError, ImageRecord, Line, LoadedDoc
+from stages.core.extract.records import MIN_IMAGE_SIZE, DocumentError, ImageRecord, Line, LoadedDoc
 
 BOLD_FLAG = 16  # PyMuPDF span flag bit for bold
+CAPTION_MAX_GAP = 40.0  # pt: a "Figure N: ..." line starting this close to an image is its caption (a line or two)
+# a page with more vector drawings skips the table search: a ruled table needs far fewer paths, and a
+# page of diagrams would cost ~1 s in it (see find_page_tables)
+TABLE_MAX_DRAWINGS = 2000
 _WS = re.compile(r"\s+")
 _HEADING_LIKE = re.compile(
     r"^((\d{1,2}(\.\d{1,2})*|[IVX]{1,5}|[A-H](\.\d{1,2})+)\.?\s+\S|(abstract|introduction|contents|references)\b)", re.I)
@@ -169,7 +173,7 @@ def _overlap_x(a0: float, a1: float, b0: float, b1: float) -> bool:
     return min(a1, b1) - max(a0, b0) > 0
 
 
-def _nearby_caption(lines: list[dict[str, Any]], rect: pymupdf.Rect, max_gap: float) -> str | None:
+def _nearby_caption(lines: list[dict[str, Any]], rect: pymupdf.Rect) -> str | None:
     """The "Figure N: ..." text right below (preferred) or above an image, whole block."""
     best: tuple[int, float, int] | None = None
     for i, ln in enumerate(lines):
@@ -177,9 +181,9 @@ def _nearby_caption(lines: list[dict[str, Any]], rect: pymupdf.Rect, max_gap: fl
             continue
         below = ln["y0"] - rect.y1
         above = rect.y0 - ln["y1"]
-        if -2 <= below <= max_gap:
+        if -2 <= below <= CAPTION_MAX_GAP:
             cand = (0, below, i)
-        elif -2 <= above <= max_gap:
+        elif -2 <= above <= CAPTION_MAX_GAP:
             cand = (1, above, i)
         else:
             continue
@@ -233,8 +237,7 @@ def _pdf_title(doc: pymupdf.Document, first_lines: list[dict[str, Any]]) -> str 
     return title
 
 
-def extract_pdf(path: Path, doc_id: str, images_dir: Path | None, min_image_size: int,
-                caption_max_gap: float, table_use_layout: bool, table_max_drawings: int) -> LoadedDoc:
+def extract_pdf(path: Path, doc_id: str, images_dir: Path | None) -> LoadedDoc:
     """Lines, tables and images of one PDF in reading order; DocumentError if unusable."""
     try:
         doc = pymupdf.open(str(path))
@@ -247,15 +250,14 @@ def extract_pdf(path: Path, doc_id: str, images_dir: Path | None, min_image_size
             raise DocumentError("not a PDF document")
         if doc.page_count == 0:
             raise DocumentError("the PDF has zero pages")
-        return _extract_pages(doc, path, doc_id, images_dir, min_image_size, caption_max_gap, table_use_layout,
-                              table_max_drawings)
+        return _extract_pages(doc, path, doc_id, images_dir)
     finally:
         doc.close()
 
 
-def find_page_tables(page: pymupdf.Page, use_layout: bool, max_drawings: int) -> tuple[list[Any], bool]:
-    """(tables, skipped): find_tables, unless the page has no vector drawings or more than
-    `max_drawings` of them.
+def find_page_tables(page: pymupdf.Page, max_drawings: int = TABLE_MAX_DRAWINGS) -> tuple[list[Any], bool]:
+    """(tables, skipped): find_tables (ruled tables, found by their lines), unless the page has no
+    vector drawings or more than `max_drawings` of them (0: no limit, for benchmarks).
 
     No drawings: find_tables (without the layout model) builds its edges only from the
     page's vector paths (``get_drawings``, i.e. ``get_cdrawings``), so it finds nothing,
@@ -266,19 +268,17 @@ def find_page_tables(page: pymupdf.Page, use_layout: bool, max_drawings: int) ->
     Counting the paths with get_cdrawings costs a tenth of that, and a ruled table needs
     far fewer paths."""
     n_drawings = len(page.get_cdrawings())
-    if n_drawings == 0 and not use_layout:
+    if n_drawings == 0:
         return [], False
     if max_drawings and n_drawings > max_drawings:
         return [], True
     try:
-        return list(page.find_tables(use_layout=use_layout).tables), False
+        return list(page.find_tables(use_layout=False).tables), False
     except Exception:  # find_tables can fail on odd drawings; text still counts
         return [], False
 
 
-def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: Path | None,
-                   min_image_size: int, caption_max_gap: float, table_use_layout: bool,
-                   table_max_drawings: int) -> LoadedDoc:
+def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: Path | None) -> LoadedDoc:
     blocks: list[Line] = []
     images: list[ImageRecord] = []
     order = 0
@@ -299,7 +299,7 @@ def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: P
         n_chars += sum(len(ln["text"].strip()) for ln in lines)
         # tables: read cell by cell; lines inside a table are not body text
         objects: list[dict[str, Any]] = []
-        tables, skipped = find_page_tables(page, table_use_layout, table_max_drawings)
+        tables, skipped = find_page_tables(page, TABLE_MAX_DRAWINGS)
         if skipped:
             drawing_pages.append(pno + 1)
         chars = PageChars(page) if tables else None
@@ -319,7 +319,7 @@ def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: P
         k = 0
         for img in page.get_images(full=True):
             xref, smask, w, h = img[0], img[1], img[2], img[3]
-            if xref in seen_xrefs or min(w, h) < min_image_size:
+            if xref in seen_xrefs or min(w, h) < MIN_IMAGE_SIZE:
                 continue
             rects = page.get_image_rects(xref)
             if not rects:
@@ -339,7 +339,7 @@ def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: P
                     bad_pages.append(f"page {pno + 1} image {k} unreadable ({type(e).__name__}: {e})")
             objects.append({"kind": "image", "rect": rect, "rec": ImageRecord(
                 image_id=image_id, doc_id=doc_id, page=pno + 1, path=out_path, width=int(w), height=int(h),
-                has_pixels=has_pixels, nearby_caption=_nearby_caption(lines, rect, caption_max_gap),
+                has_pixels=has_pixels, nearby_caption=_nearby_caption(lines, rect),
                 x0=rect.x0, y0=rect.y0, x1=rect.x1, y1=rect.y1,
             )})
         # reading order: an object goes before the first line below its top edge in its column
@@ -372,8 +372,8 @@ def _extract_pages(doc: pymupdf.Document, path: Path, doc_id: str, images_dir: P
             f"no text layer in {doc.page_count} page(s) (image-only or scanned PDF; OCR is not supported)"
         )
     if drawing_pages:
-        bad_pages.append(f"no table search on {len(drawing_pages)} page(s) with more than {table_max_drawings} "
-                         f"vector drawings (extract.table_max_drawings): {_page_ranges(drawing_pages)}")
+        bad_pages.append(f"no table search on {len(drawing_pages)} page(s) with more than {TABLE_MAX_DRAWINGS} "
+                         f"vector drawings: {_page_ranges(drawing_pages)}")
     return LoadedDoc(
         title=_pdf_title(doc, first_lines), n_pages=doc.page_count, blocks=blocks, images=images,
         message="; ".join(bad_pages),

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# px: an embedded image narrower or lower than this is a decoration (a bullet, a rule, a logo strip)
+MIN_IMAGE_SIZE = 64
+
 
 class DocumentError(Exception):
     """One input file cannot be used (corrupt, encrypted, empty, no text layer...)."""

@@ -137,7 +137,7 @@ def doc_types(text: str) -> set[str]:
 def surnames(citation: str, doc_id: str = "") -> list[str]:
     """Author surnames of a citation 'A. Name, B. Other (2022). Title...' (the names before the
     year, or before a URL when the year is missing). When the doc id starts with a word of the
-    author list ('fernandez2025' in 'Jared Fernandez Clara Na, ...'), that word is the first author."""
+    author list ('smith2025' in 'Jane Smith John Doe, ...': a list without commas), that word is the first author."""
     authors = re.split(r"\(\d{4}\)|https?://", citation or "")[0]
     out = []
     for a in re.split(r",|\band\b|&", authors):

@@ -6,7 +6,7 @@ searched by cosine with a level prefilter; an IVF_PQ index is built only above
 Keyword: paragraphs, table rows and ~500-char sentence windows of long
 paragraphs, each tokenised together with its document's
 author surnames and year, because questions name papers by author and year
-("the 2022 paper by Dodge et al.") and no passage says that.
+("the 2022 paper by Smith et al.") and no passage says that.
 Document cards (`doc_cards.json`, stages/core/index/cards.py): what identifies each
 document (metadata row and first-page title block), from which `named_docs` decides
 the documents a question names; `dense` and `keyword` then weight or restrict to them.
@@ -27,6 +27,11 @@ from stages.core.index.keywords import KeywordIndex, tokenize
 
 TABLE = "nodes"
 SEARCH_LEVELS = ("sentence", "paragraph")
+# BM25 also indexes sentence windows of about this many characters of every paragraph longer than twice
+# it: length normalisation buries a long paragraph whose one sentence matches (bm25_units)
+BM25_WINDOW_CHARS = 500
+# characters of the first page's front matter (title block) kept on each document card, for naming
+CARD_CHARS = 300
 
 
 @dataclass
@@ -34,8 +39,6 @@ class IndexParams:
     """The `index:` section of params.yaml."""
 
     ann_min_rows: int = 500_000
-    bm25_window_chars: int = 500
-    card_chars: int = 300  # characters of the first page's front matter kept on each document card; 0 = none
 
 
 def doc_descriptors(metadata: pl.DataFrame) -> dict[str, str]:
@@ -82,13 +85,13 @@ def sentence_windows(sentences: list[tuple[str, str]], min_chars: int) -> list[l
     return groups
 
 
-def bm25_units(nodes: pl.DataFrame, metadata: pl.DataFrame, window_chars: int = 0) -> pl.DataFrame:
+def bm25_units(nodes: pl.DataFrame, metadata: pl.DataFrame) -> pl.DataFrame:
     """Keyword units with their tokens: paragraphs, every sentence of a table (its rows),
-    and, when `window_chars` > 0, the ~`window_chars` sentence windows of every
-    paragraph longer than twice that, in addition to the whole paragraph.
+    and the ~BM25_WINDOW_CHARS sentence windows of every paragraph longer than twice that,
+    in addition to the whole paragraph.
 
     Why windows: BM25's length normalisation buries a long paragraph whose one
-    sentence matches (measured: the 1,136-char paragraph holding q153's evidence was
+    sentence matches (measured: a 1,136-char paragraph holding a question's evidence was
     keyword rank 19); a ~500-char window is found at the rank a short paragraph would be.
     The whole paragraph stays a unit too: on train_QA, windows alone lost evidence
     recall at 1k and 4k tokens that paragraphs plus windows (with bm25_k 16) kept.
@@ -106,9 +109,9 @@ def bm25_units(nodes: pl.DataFrame, metadata: pl.DataFrame, window_chars: int = 
         rows.append((p["node_id"], [p["node_id"]], p["doc_id"], "paragraph", p["excluded"], text))
         if p["attachment_type"] == "table":
             rows += [(sid, [sid], p["doc_id"], "sentence", p["excluded"], st) for sid, st in sents]
-        elif window_chars > 0 and len(text) > 2 * window_chars and len(sents) > 1:
+        elif len(text) > 2 * BM25_WINDOW_CHARS and len(sents) > 1:
             text_of = dict(sents)
-            for ids in sentence_windows(sents, window_chars):
+            for ids in sentence_windows(sents, BM25_WINDOW_CHARS):
                 rows.append((ids[0], ids, p["doc_id"], "sentence", p["excluded"], " ".join(text_of[i] for i in ids)))
     tokens = [tokenize(f"{desc.get(doc, doc)} {text}") for _, _, doc, _, _, text in rows]
     return pl.DataFrame(
@@ -134,9 +137,9 @@ def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFra
     if ann:
         tbl.create_index(metric="cosine", vector_column_name="vector",
                          num_partitions=max(1, int(np.sqrt(table.height))), num_sub_vectors=max(1, dim // 8))
-    units = bm25_units(nodes, metadata, params.bm25_window_chars)
+    units = bm25_units(nodes, metadata)
     units.write_parquet(out_dir / "bm25_units.parquet")
-    cards = build_cards(metadata, nodes, params.card_chars)
+    cards = build_cards(metadata, nodes, CARD_CHARS)
     doc_tokens: dict[str, set[str]] = {}
     for doc, toks in zip(units["doc_id"].to_list(), units["tokens"].to_list()):
         doc_tokens.setdefault(doc, set()).update(toks)
@@ -146,16 +149,17 @@ def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFra
     return info
 
 
-def doc_weight_array(docs: np.ndarray, doc_weights: dict[str, float], only_docs: bool) -> np.ndarray:
-    """Per row, the weight of its document: `doc_weights[doc]`, else 1 (0 with `only_docs`)."""
-    out = np.full(len(docs), 0.0 if only_docs else 1.0)
+def doc_weight_array(docs: np.ndarray, doc_weights: dict[str, float]) -> np.ndarray:
+    """Per row, the weight of its document: `doc_weights[doc]`, else 1."""
+    out = np.full(len(docs), 1.0)
     for doc, w in doc_weights.items():
         out[docs == doc] = w
     return out
 
 
 class Index:
-    """Read side: dense search and BM25 over the persisted units.
+    """Read side: dense search and BM25 over the persisted units, reference lists and front
+    matter left out (they are kept in the index, flagged `excluded`).
 
     Below `ann_min_rows` the Lance table's vectors are held in memory and searched
     exactly by one matrix product (about 2 ms for 27k x 384 on this CPU, where a Lance
@@ -164,7 +168,7 @@ class Index:
     def __init__(self, out_dir: Path) -> None:
         self.info = json.loads((out_dir / "index.json").read_text(encoding="utf-8"))
         self._tbl = lancedb.connect(str(out_dir / "lance")).open_table(TABLE)
-        self._exact: dict[tuple[tuple[str, ...], bool], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._exact: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if not self.info.get("ann"):
             rows = self._tbl.to_arrow().select(["node_id", "level", "doc_id", "excluded", "vector"])
             mat = np.asarray(rows["vector"].combine_chunks().flatten().to_numpy(), dtype=np.float32)
@@ -177,54 +181,41 @@ class Index:
             self._excluded = np.asarray(rows["excluded"].to_pylist(), dtype=bool)
         units = pl.read_parquet(out_dir / "bm25_units.parquet")
         self.units = units
-        self._kw = {
-            excl: KeywordIndex(units.filter(~pl.col("excluded") | pl.lit(excl))["tokens"].to_list())
-            for excl in (False, True)
-        }
-        self._unit_ids = {
-            excl: units.filter(~pl.col("excluded") | pl.lit(excl))["node_ids"].to_list() for excl in (False, True)
-        }
-        self._unit_docs = {
-            excl: np.asarray(units.filter(~pl.col("excluded") | pl.lit(excl))["doc_id"].to_list(), dtype=object)
-            for excl in (False, True)
-        }
+        # the keyword weights (idf) count every unit, the excluded ones too; search covers the others
+        self._idf = KeywordIndex(units["tokens"].to_list()).idf
+        searched = units.filter(~pl.col("excluded"))
+        self._kw = KeywordIndex(searched["tokens"].to_list())
+        self._unit_ids = searched["node_ids"].to_list()
+        self._unit_docs = np.asarray(searched["doc_id"].to_list(), dtype=object)
         self.namer = read_namer(out_dir / CARDS)
 
     def dense(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...] = SEARCH_LEVELS,
-              include_excluded: bool = False, doc_weights: dict[str, float] | None = None,
-              only_docs: bool = False) -> list[list[tuple[str, float]]]:
+              doc_weights: dict[str, float] | None = None) -> list[list[tuple[str, float]]]:
         """Per query vector, the top-k (node_id, cosine similarity) among `levels`. With
         `doc_weights`, a positive similarity of a node of one of those documents counts
-        times its weight (a prior); with `only_docs` too, only those documents are searched."""
+        times its weight (a prior)."""
         qvecs = np.atleast_2d(np.asarray(qvecs, dtype=np.float32))
         if self.info.get("ann"):
-            return self._dense_lance(qvecs, k, levels, include_excluded, doc_weights, only_docs)
-        return self._dense_exact(qvecs, k, levels, include_excluded, doc_weights, only_docs)
+            return self._dense_lance(qvecs, k, levels, doc_weights)
+        return self._dense_exact(qvecs, k, levels, doc_weights)
 
-    def _subset(self, levels: tuple[str, ...], include_excluded: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _subset(self, levels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The searchable rows (matrix, ids, doc ids) for a level filter, built once per filter."""
-        key = (tuple(levels), include_excluded)
+        key = tuple(levels)
         if key not in self._exact:
-            keep = np.isin(self._levels, list(levels))
-            if not include_excluded:
-                keep &= ~self._excluded
+            keep = np.isin(self._levels, list(levels)) & ~self._excluded
             self._exact[key] = (np.ascontiguousarray(self._mat[keep]), self._ids[keep], self._docs[keep])
         return self._exact[key]
 
-    def _dense_exact(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...], include_excluded: bool,
-                     doc_weights: dict[str, float] | None = None,
-                     only_docs: bool = False) -> list[list[tuple[str, float]]]:
-        mat, ids, docs = self._subset(levels, include_excluded)
-        if doc_weights is not None:
-            weight = doc_weight_array(docs, doc_weights, only_docs).astype(np.float32)
-            if only_docs:
-                keep = weight > 0
-                mat, ids, weight = mat[keep], ids[keep], weight[keep]
+    def _dense_exact(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...],
+                     doc_weights: dict[str, float] | None = None) -> list[list[tuple[str, float]]]:
+        mat, ids, docs = self._subset(levels)
         if len(ids) == 0:
             return [[] for _ in qvecs]
         norms = np.linalg.norm(qvecs, axis=1, keepdims=True)
         sims = (qvecs / np.where(norms == 0, 1.0, norms)) @ mat.T
         if doc_weights is not None:
+            weight = doc_weight_array(docs, doc_weights).astype(np.float32)
             sims = np.where(sims > 0, sims * weight, sims)
         k = min(k, len(ids))
         out = []
@@ -236,21 +227,16 @@ class Index:
             out.append([(ids[i], float(row[i])) for i in top])
         return out
 
-    def _dense_lance(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...], include_excluded: bool,
-                     doc_weights: dict[str, float] | None = None,
-                     only_docs: bool = False) -> list[list[tuple[str, float]]]:
+    def _dense_lance(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...],
+                     doc_weights: dict[str, float] | None = None) -> list[list[tuple[str, float]]]:
         """ANN search in Lance; all queries in one batched search (several times
         faster than one search per query). A document prior searches the named documents
         apart and merges the two lists by weighted similarity."""
-        where = "level IN (" + ",".join(f"'{lv}'" for lv in levels) + ")"
-        if not include_excluded:
-            where += " AND NOT excluded"
+        where = "level IN (" + ",".join(f"'{lv}'" for lv in levels) + ") AND NOT excluded"
         if doc_weights is None:
             return [[(n, sim) for n, sim, _ in hits] for hits in self._lance_search(qvecs, k, where)]
         named = "doc_id IN (" + ",".join("'" + d.replace("'", "''") + "'" for d in doc_weights) + ")"
         hits = self._lance_search(qvecs, k, f"{where} AND {named}") if doc_weights else [[] for _ in qvecs]
-        if only_docs:
-            return [[(n, sim * doc_weights[d] if sim > 0 else sim) for n, sim, d in h] for h in hits]
         out = []
         for named_hits, all_hits in zip(hits, self._lance_search(qvecs, k, where)):
             best = {n: sim * doc_weights.get(d, 1.0) if sim > 0 else sim for n, sim, d in [*named_hits, *all_hits]}
@@ -279,22 +265,16 @@ class Index:
 
     def term_weights(self, text: str) -> dict[str, float]:
         """The BM25 idf of each distinct keyword token of `text` (0 for tokens no unit has)."""
-        idf = self._kw[True].idf
-        return {t: idf.get(t, 0.0) for t in set(tokenize(text))}
+        return {t: self._idf.get(t, 0.0) for t in set(tokenize(text))}
 
-    def keyword(self, query: str, k: int, include_excluded: bool = False, doc_weights: dict[str, float] | None = None,
-                only_docs: bool = False) -> list[tuple[list[str], float]]:
+    def keyword(self, query: str, k: int, doc_weights: dict[str, float] | None = None) -> list[tuple[list[str], float]]:
         """Top-k (node ids, BM25 score) over paragraphs, table rows and sentence windows. With
-        `doc_weights` the units of those documents score times their weight (a prior); with
-        `only_docs` too, only their units are searched."""
-        ids = self._unit_ids[include_excluded]
-        kw = self._kw[include_excluded]
+        `doc_weights` the units of those documents score times their weight (a prior)."""
         toks = tokenize(query)
         if doc_weights is None:
-            return [(ids[i], s) for i, s in kw.search(toks, k)]
+            return [(self._unit_ids[i], s) for i, s in self._kw.search(toks, k)]
         if not toks or k <= 0:
             return []
-        docs = self._unit_docs[include_excluded]
-        scores = kw.scores(toks) * doc_weight_array(docs, doc_weights, only_docs)
+        scores = self._kw.scores(toks) * doc_weight_array(self._unit_docs, doc_weights)
         top = np.argsort(-scores, kind="stable")[:k]
-        return [(ids[i], float(scores[i])) for i in top if scores[i] > 0]
+        return [(self._unit_ids[i], float(scores[i])) for i in top if scores[i] > 0]

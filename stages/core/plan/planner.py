@@ -17,6 +17,9 @@ from stages.core.llm.protocol import LLM
 
 log = logging.getLogger("treerag.plan")
 
+TEMPERATURE = 0.0  # greedy planner replies: the same question gets the same queries on every run
+MAX_TOKENS = 256  # room for a handful of short queries in JSON
+
 
 def planner_system(corpus: CorpusParams) -> str:
     """The planner's system prompt for the corpus of params.yaml's `corpus:` section."""
@@ -38,8 +41,6 @@ class PlanParams:
     """The `plan:` section of params.yaml."""
 
     n_queries: int = 1
-    temperature: float = 0.0
-    max_tokens: int = 256
     corpus: CorpusParams = corpus_field()  # the `corpus:` section (section() fills it from there)
 
     def validate(self) -> None:
@@ -95,7 +96,7 @@ def plan_queries(question: str, llm: LLM | None, params: PlanParams, seed: int =
         {"role": "system", "content": planner_system(params.corpus)},
         {"role": "user", "content": INSTRUCTIONS.format(question=question, n=n_extra)},
     ]
-    reply = llm.complete(messages, temperature=params.temperature, seed=seed, max_tokens=params.max_tokens,
+    reply = llm.complete(messages, temperature=TEMPERATURE, seed=seed, max_tokens=MAX_TOKENS,
                          response_format=response_format(n_extra))
     extra = parse_queries(reply.text)
     seen = {question.lower()}

@@ -8,9 +8,13 @@ from tqdm import tqdm
 
 from stages.core.embed.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index.store import Index
-from stages.core.retrieve.params import RetrieveParams
+from stages.core.retrieve.params import RETRY_K_FACTOR, Depth, RetrieveParams
 from stages.core.retrieve.ranking import RetrievedUnit, build_context, extend_context
 from stages.core.tree.navigate import TreeView
+
+# retrieve.named_docs prior: a named document's units score x(1 + this x its naming confidence), so a
+# confidently named document doubles its units' scores and still leaves the rest of the corpus in reach
+DOC_PRIOR = 1.0
 
 CONTEXT_SCHEMA = {
     "question_id": pl.String, "attempt": pl.Int32, "rank": pl.Int32, "node_id": pl.String, "doc_id": pl.String,
@@ -39,54 +43,48 @@ class Retriever:
         search (~5 ms); afterwards `retrieve` finds its query vectors in the cache."""
         embed_texts(queries, self.embedder, self.cache, desc="retrieve: embed queries")
 
-    def doc_focus(self, question: str, p: RetrieveParams) -> tuple[dict[str, float] | None, bool]:
-        """(document weights, search only them) for `retrieve.named_docs`: none -> (None, False);
-        prior -> each named document weighs 1 + doc_prior x its naming confidence; filter -> only
-        the named documents (None when the question names none)."""
+    def doc_weights(self, question: str, p: RetrieveParams) -> dict[str, float] | None:
+        """Per document the question names, the weight its units score with under `retrieve.named_docs:
+        prior` (1 + DOC_PRIOR x its naming confidence); None with `none` or when it names none."""
         if p.named_docs == "none":
-            return None, False
-        named = self.index.named_docs(question, p.doc_share)
+            return None
+        named = self.index.named_docs(question)
         if not named:
-            return None, False
-        if p.named_docs == "filter":
-            return {d.doc_id: 1.0 for d in named}, True
-        return {d.doc_id: 1.0 + p.doc_prior * d.confidence for d in named}, False
+            return None
+        return {d.doc_id: 1.0 + DOC_PRIOR * d.confidence for d in named}
 
-    def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None) -> list[RetrievedUnit]:
-        """Context units for one question's queries (query 0 is the question); `answer_unit`
-        (the questions file's column) lets `retrieve.unit_boost` prefer units stating it."""
+    def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,
+                 factor: float = 1.0) -> list[RetrievedUnit]:
+        """Context units for one question's queries (query 0 is the question, which BM25 searches
+        alone); `answer_unit` (the questions file's column) lets units stating it rank higher;
+        `factor` multiplies the search depth and the budget (a retry's wider context)."""
+        depth = Depth.of(p, factor)
         vecs, _ = embed_texts(queries, self.embedder, self.cache, progress=False)
-        incl = not p.exclude_references
-        kw_query = queries[0] if p.bm25_query == "question" else " ".join(queries)
-        weights, only = self.doc_focus(queries[0], p)
-        keyword = (self.index.keyword(kw_query, p.bm25_k, include_excluded=incl, doc_weights=weights, only_docs=only)
-                   if p.bm25_k else [])
-        if only and p.bm25_k and len(keyword) < p.doc_filter_min:  # the named documents yield too little
-            weights, only = None, False
-            keyword = self.index.keyword(kw_query, p.bm25_k, include_excluded=incl)
-        dense = self.index.dense(vecs, p.top_k, include_excluded=incl, doc_weights=weights, only_docs=only)
-        focus = self.index.term_weights(queries[0]) if p.uses_focus else None
-        return build_context(self.tree, dense, keyword, p, answer_unit, focus, queries[0])
+        weights = self.doc_weights(queries[0], p)
+        keyword = self.index.keyword(queries[0], depth.bm25_k, doc_weights=weights)
+        dense = self.index.dense(vecs, depth.top_k, doc_weights=weights)
+        focus = self.index.term_weights(queries[0])
+        return build_context(self.tree, dense, keyword, depth, answer_unit, focus, queries[0])
 
 
 def retrieve_attempts(retriever: Retriever, queries: list[str], p: RetrieveParams, max_retries: int,
-                      retry_k_factor: float, answer_unit: str | None = None) -> list[list[RetrievedUnit]]:
-    """Context of attempt 0, then each retry's wider context, which keeps the previous
-    context as its prefix (so the LLM server reuses its cached prompt)."""
+                      answer_unit: str | None = None) -> list[list[RetrievedUnit]]:
+    """Context of attempt 0, then each retry's wider context (RETRY_K_FACTOR times the depth and budget
+    per retry), which keeps the previous context as its prefix (so the LLM server reuses its cached prompt)."""
     units = retriever.retrieve(queries, p, answer_unit)
     attempts = [units]
     for attempt in range(1, max_retries + 1):
-        wide = p.scaled(retry_k_factor**attempt)
-        units = extend_context(units, retriever.retrieve(queries, wide, answer_unit), wide)
+        factor = RETRY_K_FACTOR**attempt
+        units = extend_context(units, retriever.retrieve(queries, p, answer_unit, factor), Depth.of(p, factor))
         attempts.append(units)
     return attempts
 
 
 def retrieve_all(retriever: Retriever, queries_of: dict[str, list[str]], p: RetrieveParams, max_retries: int,
-                 retry_k_factor: float, progress: bool = True, units_of: dict[str, str | None] | None = None,
+                 progress: bool = True, units_of: dict[str, str | None] | None = None,
                  ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """Context rows of every question: (attempt 0 rows, retry rows), query vectors embedded up front;
-    `units_of` maps a question id to its answer_unit (for `retrieve.unit_boost`).
+    `units_of` maps a question id to its answer_unit.
 
     The retrieve stage and the answer benchmark both call this, so they build the same contexts.
     """
@@ -95,7 +93,7 @@ def retrieve_all(retriever: Retriever, queries_of: dict[str, list[str]], p: Retr
     retry_rows: list[dict[str, object]] = []
     for qid, qs in tqdm(queries_of.items(), total=len(queries_of), desc="retrieve: questions", unit="q",
                         disable=not progress):
-        attempts = retrieve_attempts(retriever, qs, p, max_retries, retry_k_factor, (units_of or {}).get(qid))
+        attempts = retrieve_attempts(retriever, qs, p, max_retries, (units_of or {}).get(qid))
         rows += context_rows(qid, 0, attempts[0])
         for attempt, units in enumerate(attempts[1:], start=1):
             retry_rows += context_rows(qid, attempt, units)

@@ -23,8 +23,6 @@ from stages.core.answer.record import Answer, ContextBlock, context_blocks
 from stages.core.answer.submission import build_submission
 from stages.core.answer.voting import member_answers, vote_all
 from stages.core.common.params import section
-from stages.core.common.retry import RETRY_K_FACTOR
-from stages.core.common.values import BLANK
 from stages.core.llm.params import LLMParams
 from stages.core.llm.protocol import LLM
 from stages.core.plan.planner import PlanParams, plan_queries
@@ -88,8 +86,7 @@ def ask_question(question: str, unit: str, params: AskParams, retriever: Retriev
     question (answer.infer_unit); ``is_blank`` asks for a name, as in WattBot's files."""
     unit = unit.strip()
     queries, fell_back = plan_queries(question, llm, params.plan)
-    attempts = retrieve_attempts(retriever, queries, params.retrieve, params.answer.max_retries,
-                                 RETRY_K_FACTOR, unit)
+    attempts = retrieve_attempts(retriever, queries, params.retrieve, params.answer.max_retries, unit)
     if not answer or llm is None:
         return AskResult(queries, fell_back, attempts, [], None, None)
     rows = [r for k, units in enumerate(attempts) for r in context_rows(ASK_ID, k, units)]
