@@ -242,6 +242,10 @@ def test_vote_prefers_grounded_answers():
     ("What is the combined training plus finetuning energy of BLOOMz-7B?", True),
     ("Adding the pretraining and the alignment compute, how many GPU hours in total?", True),
     ("Converted to kilometers, what is that distance?", True),
+    # a unit between "how many" and the comparison (dev d512, d816), a saving compared with another value (d504)
+    ("How many US dollars more per hour does the A100 cost than the V100?", True),
+    ("How many dollars cheaper is fine-tuning on the cheaper GPU than on the other?", True),
+    ("How much energy does the pruned model save compared with the dense one?", True),
     ("How many kWh did training use?", False),
     ("How many wall-clock hours in total did it take to train FLM-101B?", False),  # a stated total
     ("What percentage of papers cited the 3 Wh figure?", False),
