@@ -12,7 +12,7 @@ from stages.core.answer import typed_reader as reader
 from stages.core.answer.arithmetic import compute, rounded
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.typed_answer import TypedMember, TypedSetup, answer_question_typed
+from stages.core.answer.typed_answer import TypedMember, TypedQuestion, TypedSetup, answer_question_typed
 from stages.core.llm.protocol import Completion
 
 AMAZON = "Energy storage capacity 1.3 GW, up from 445 megawatts (MW) in 2022."
@@ -89,11 +89,12 @@ def test_operands_are_asked_for_only_when_the_question_is_worded_to_compute():
     member = [TypedMember([UNITS], 0)]
     params = AnswerParams()
     setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
-    out = answer_question_typed(llm, "q1", "By how many megawatts did storage grow?", "MW", member, params, setup)
+    grow = TypedQuestion("q1", "By how many megawatts did storage grow?", "MW")
+    out = answer_question_typed(llm, grow, member, params, setup)
     assert '"operation"' in llm.requests[-1][0] and "a" in llm.requests[-1][1]["properties"]
     assert out[0].answer.answer_value == "855" and out[0].answer.explanation == "1300 - 445"
     llm.text = '{"units": [1], "value": 445}'
-    answer_question_typed(llm, "q1", "What storage capacity in MW?", "MW", member, params, setup)
+    answer_question_typed(llm, TypedQuestion("q1", "What storage capacity in MW?", "MW"), member, params, setup)
     assert llm.requests[-1][1]["properties"]["value"] == {"type": "number"}
 
 

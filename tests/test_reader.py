@@ -17,6 +17,7 @@ from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, ContextBlock
 from stages.core.answer.typed_answer import (
     TypedMember,
+    TypedQuestion,
     TypedSetup,
     answer_question_typed,
 )
@@ -196,13 +197,14 @@ def test_members_answer_attempt_major_and_blank_readings_are_retried():
                             (2, 0): '{"units": [1], "value": 77}'})  # ungrounded: kept, not retried
     members = [TypedMember(LEVELS, 0), TypedMember(other, 1), TypedMember(own, 2)]
     setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
-    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, AnswerParams(max_retries=1), setup)
+    energy = TypedQuestion("q1", "Energy?", "MWh")
+    outs = answer_question_typed(llm, energy, members, AnswerParams(max_retries=1), setup)
     assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1)]  # every level 0 before any retry
     # 1,507 kWh copied as 1507 for an answer in MWh is restated as 1.507 (restate.py)
     assert [o.answer.answer_value for o in outs] == ["24", "1.507", "77"]
     assert [o.answer.grounded for o in outs] == [True, True, False]
     assert outs[1].answer.ref_id == ["strubell2019"] and outs[1].attempts == 2
-    once = answer_question_typed(llm, "q1", "Energy?", "MWh", members[1:2], AnswerParams(max_retries=0), setup)
+    once = answer_question_typed(llm, energy, members[1:2], AnswerParams(max_retries=0), setup)
     assert once[0].answer.is_blank and once[0].attempts == 1
 
 
@@ -213,7 +215,7 @@ def test_greedy_members_with_the_same_request_share_one_reply():
                        bare=[{"role": "system", "content": "s"}])
     params = AnswerParams(max_retries=0)
     members = [TypedMember(LEVELS, 0), TypedMember(LEVELS, 1), TypedMember(LEVELS, 2, extra_demo_kinds=("numeric",))]
-    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
+    outs = answer_question_typed(llm, TypedQuestion("q1", "Energy?", "MWh"), members, params, setup)
     # member 1 asks what member 0 asked: no second call; member 2 is shown the demonstrations: its own call
     assert llm.calls == [(0, 0), (2, 0)]
     assert [o.answer.answer_value for o in outs] == ["24", "24", "77"]
@@ -265,12 +267,14 @@ def test_numeric_questions_worded_to_compute_ask_for_an_operation():
     llm = Spy({(0, 0): '{"units": [1], "operation": "difference", "a": 24, "b": 4.3}'})
     setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
     member = [TypedMember(LEVELS, 0)]
-    out = answer_question_typed(llm, "q1", "How many more MWh than tCO2e?", "MWh", member, AnswerParams(), setup)
+    more = TypedQuestion("q1", "How many more MWh than tCO2e?", "MWh")
+    out = answer_question_typed(llm, more, member, AnswerParams(), setup)
     assert list(seen[-1][1]["properties"]) == ["units", "operation", "a", "b"]
     assert '"operation"' in seen[-1][0] and "computed from them" in seen[-1][0]
     assert out[0].answer.answer_value == "19.7" and out[0].answer.grounded  # both operands stated
     llm.replies[(0, 0)] = '{"units": [1], "value": 24}'
-    answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, AnswerParams(), setup)  # not worded to compute
+    # not worded to compute
+    answer_question_typed(llm, TypedQuestion("q1", "How many MWh?", "MWh"), member, AnswerParams(), setup)
     assert seen[-1][1]["properties"]["value"] == {"type": "number"}
 
 

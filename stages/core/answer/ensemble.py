@@ -18,11 +18,10 @@ from stages.core.answer.free_reader import answer_question
 from stages.core.answer.kinds import question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock
-from stages.core.answer.typed_answer import DEMO_KINDS, TypedMember, answer_question_typed, typed_setup
+from stages.core.answer.typed_answer import DEMO_KINDS, TypedMember, TypedQuestion, answer_question_typed, typed_setup
 from stages.core.answer.voting import vote_decided
 from stages.core.common.concurrency import ordered_map
 from stages.core.llm.protocol import LLM
-
 
 # member i reads the context as MEMBER_VIEWS[i % 3]: members that differ in where the best unit stands
 # (reversed: last, nearest the question) disagree on different questions, which the vote can use
@@ -117,9 +116,9 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
                 # a greedy reply does not depend on the seed: typed members all send ensemble.seed, so a
                 # member asking what another member or run asked finds its reply in the cache
                 return answer_question_typed(
-                    llm, q["id"], q["question"], unit,
+                    llm, TypedQuestion(q["id"], q["question"], unit, types[q["id"]].kind),
                     [TypedMember(v, ensemble.seed, MEMBER_EXTRA_DEMO_KINDS[i % len(MEMBER_EXTRA_DEMO_KINDS)])
-                     for v, i in zip(views, idx, strict=True)], params, setup, greedy, types[q["id"]].kind)
+                     for v, i in zip(views, idx, strict=True)], params, setup, greedy)
             return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
                     for v, i in zip(views, idx, strict=True)]
 
