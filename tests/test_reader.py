@@ -281,7 +281,7 @@ def test_numeric_questions_worded_to_compute_ask_for_an_operation():
 def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
     import polars as pl
 
-    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.ensemble import MemberRun, answer_members
     from stages.core.answer.params import EnsembleParams
 
     @dataclass
@@ -303,7 +303,8 @@ def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
     ctx = {q: LEVELS[:1] for q in qs["id"]}
     params = AnswerParams(max_retries=0, demos=["d303", "d317"])
     llm = Recorder()
-    rows = answer_members(llm, "m", qs, ctx, params, EnsembleParams(n=1), {"patterson2021"}, max_concurrency=1)
+    rows = answer_members(llm, qs, ctx, params, EnsembleParams(n=1),
+                          MemberRun("m", {"patterson2021"}, max_concurrency=1))
     # the content-free True/False prior first; demos shown to True/False and names (system + 2 demo turns of
     # 2 messages + the question), not to numbers
     assert llm.calls == [("True or False: N/A", 6), ("True or False: GShard used 24 MWh.", 6), ("Which model?", 6),
@@ -327,15 +328,15 @@ class NumberRecorder:
 def test_members_can_be_shown_different_demonstrations():
     import polars as pl
 
-    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.ensemble import MemberRun, answer_members
 
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
     params = AnswerParams(max_retries=0, demos=["d303", "d317"])
     llm = NumberRecorder()
     # after the True/False prior (shown the demos), member 1 is shown the worked examples for numeric
     # questions, member 0 is not; both answer 24, so member 2 is not asked (the vote is decided)
-    rows = answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params, EnsembleParams(n=3), {"patterson2021"},
-                          max_concurrency=1)
+    rows = answer_members(llm, qs, {"n1": LEVELS[:1]}, params, EnsembleParams(n=3),
+                          MemberRun("m", {"patterson2021"}, max_concurrency=1))
     assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 6), (0, 2), (0, 6)]
     assert [r[0]["skipped"] for r in rows] == [False, False, True]
 
@@ -343,13 +344,14 @@ def test_members_can_be_shown_different_demonstrations():
 def test_greedy_members_send_one_seed_and_share_identical_requests():
     import polars as pl
 
-    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.ensemble import MemberRun, answer_members
 
     two = [[ContextBlock("patterson2021", "GShard used 24 MWh."), ContextBlock("strubell2019", "BERT used 24 MWh.")]]
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
     llm = NumberRecorder()
-    rows = answer_members(llm, "m", qs, {"n1": two}, AnswerParams(max_retries=0, demos=[]),
-                          EnsembleParams(n=4, seed=5), {"patterson2021", "strubell2019"}, max_concurrency=1)
+    rows = answer_members(llm, qs, {"n1": two}, AnswerParams(max_retries=0, demos=[]),
+                          EnsembleParams(n=4, seed=5),
+                          MemberRun("m", {"patterson2021", "strubell2019"}, max_concurrency=1))
     # after the True/False prior: members 0, 1 and 3 read the context reversed and send the same request (one
     # call, seed 5 for all), member 2 reads it as retrieved; the 2-2 split on ref ids asks member 3
     first_units = [m[-1]["content"].split("[1]")[1].split("\n")[0].strip() for _, _, m in llm.calls[1:]]
