@@ -13,7 +13,8 @@ whose code builds the same requests and reads the replies the same way give the 
 fingerprints: the sha256 of the request sequence, of each member's rows and of the
 submission. The script imports the answer code from either layout (stages/core/answering.py
 before the restructure, stages/core/answer/ after it), so it runs unchanged on both; and with or
-without the `vote:` params section (VoteParams, gone since the vote rules became constants).
+without the `vote:` params section (VoteParams, gone since the vote rules became constants), and with
+or without the `MemberRun` bundle of answer_members.
 """
 from __future__ import annotations
 
@@ -52,6 +53,10 @@ except ImportError:  # the flat stages/core of 8411665 and before
     from stages.core.params import load_params, section  # noqa: E402
     from stages.core.submission import build_submission  # noqa: E402
     from stages.core.voting import VoteParams, member_answers, vote_all  # noqa: E402
+try:  # the run's own settings in one MemberRun, since answer_members takes at most 8 parameters
+    from stages.core.answer.ensemble import MemberRun  # noqa: E402
+except ImportError:
+    MemberRun = None
 try:  # the vote: section's params, before the vote rules became constants
     from stages.core.answer.voting import VoteParams  # noqa: E402,F811
 except ImportError:
@@ -140,8 +145,13 @@ def fingerprint(set_name: str, params: dict[str, Any]) -> dict[str, Any]:
     ens = section(EnsembleParams, "ensemble", params)
     vp = [section(VoteParams, "vote", params)] if VoteParams is not None else []  # the vote's params, if any
     llm = FakeLLM()
-    rows = answer_members(llm, "fake", questions, context_blocks(ctx), ap, ens, set(meta["id"].to_list()),
-                          desc=set_name, **{"vote": p for p in vp})
+    corpus_ids = set(meta["id"].to_list())
+    if MemberRun is not None:
+        rows = answer_members(llm, questions, context_blocks(ctx), ap, ens,
+                              MemberRun("fake", corpus_ids, desc=set_name))
+    else:  # model, corpus ids and desc as parameters of their own
+        rows = answer_members(llm, "fake", questions, context_blocks(ctx), ap, ens, corpus_ids,
+                              desc=set_name, **{"vote": p for p in vp})
     frames = [pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for m in rows]
     voted = vote_all([member_answers(f) for f in frames], questions["id"].to_list(), *vp)
     sub = build_submission(questions, voted, doc_urls(meta))

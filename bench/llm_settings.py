@@ -33,7 +33,7 @@ os.chdir(ROOT)
 import polars as pl  # noqa: E402
 
 from bench.equivalence import CONTEXTS, SETS, FakeLLM  # noqa: E402
-from stages.core.answer.ensemble import answer_members  # noqa: E402
+from stages.core.answer.ensemble import MemberRun, answer_members  # noqa: E402
 from stages.core.answer.params import AnswerParams, EnsembleParams  # noqa: E402
 from stages.core.answer.record import context_blocks  # noqa: E402
 from stages.core.common.dataio import read_metadata, read_questions  # noqa: E402
@@ -93,8 +93,9 @@ def record_requests(set_name: str) -> list[dict[str, Any]]:
     ctx = pl.read_parquet(ROOT / "bench" / "results" / "answer_eval" / "contexts" / CONTEXTS[set_name])
     meta = read_metadata(params["data"]["metadata"])
     rec = Recorder()
-    answer_members(rec, "fake", questions, context_blocks(ctx), section(AnswerParams, "answer", params),
-                   section(EnsembleParams, "ensemble", params), set(meta["id"].to_list()), desc="record")
+    answer_members(rec, questions, context_blocks(ctx), section(AnswerParams, "answer", params),
+                   section(EnsembleParams, "ensemble", params),
+                   MemberRun("fake", set(meta["id"].to_list()), desc="record"))
     return rec.bodies
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from stages.core.answer.citing import doc_namer
-from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
+from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, MemberRun, answer_members
 from stages.core.answer.images import answer_contexts, figure_llm
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import ContextBlock
@@ -47,8 +47,8 @@ def main() -> None:
     llm_params = section(LLMParams, "llm", params)
     # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)
     with llm_session(llm_params) as text_llm, figure_llm(text_llm, ap.vision, llm_params, contexts) as llm:
-        rows = answer_members(llm, llm_params.model, questions, contexts, ap, ens, corpus_ids,
-                              names=doc_namer(INDEX_DIR))
+        rows = answer_members(llm, questions, contexts, ap, ens,
+                              MemberRun(llm_params.model, corpus_ids, names=doc_namer(INDEX_DIR)))
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)

@@ -14,7 +14,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stages.core.answer.ensemble import answer_members  # noqa: E402
+from stages.core.answer.ensemble import MemberRun, answer_members  # noqa: E402
 from stages.core.answer.params import AnswerParams, EnsembleParams  # noqa: E402
 from stages.core.answer.record import ContextBlock  # noqa: E402
 from stages.core.llm.params import LLMParams  # noqa: E402
@@ -45,8 +45,8 @@ def run(base_url: str, concurrency: int, n: int, members: int, **llm: object) ->
     """(rows, the most requests the client had in flight at once)."""
     params = LLMParams(base_url=base_url, model="fake", max_concurrency=concurrency, **llm)
     with llm_session(params) as client:
-        rows = answer_members(client, "fake", questions(n), contexts(n), FREE_READER,
-                              EnsembleParams(n=members, seed=0), corpus(n), desc="test")
+        rows = answer_members(client, questions(n), contexts(n), FREE_READER, EnsembleParams(n=members, seed=0),
+                              MemberRun("fake", corpus(n), desc="test"))
         return rows, client.throttle.max_in_flight
 
 

@@ -90,6 +90,7 @@ def test_number_misplaced_in_answer_field_is_recovered_for_unit_questions():
 
 
 def test_true_false_sentences_become_1_or_0():
+    """The 1.5B model's train_QA run answered train q102 with a sentence ("It is false that ...")."""
     from stages.core.answer.free_reader import true_false_value
 
     assert true_false_value("It is false that the AI Act requires this.", "") == "0"

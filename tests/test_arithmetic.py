@@ -1,4 +1,8 @@
-"""Arithmetic done by code (stages/core/answer/arithmetic.py) and the typed reader's `operation` replies."""
+"""Arithmetic done by code (stages/core/answer/arithmetic.py) and the typed reader's `operation` replies.
+
+The dev questions that showed the 1.5B reader doing its own arithmetic wrong (wrong direction, wrong base
+of a percent change, an unconverted "1.3 GW", 2.1666666 for 2.17): d108, d104, d112.
+"""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +12,7 @@ from stages.core.answer import typed_reader as reader
 from stages.core.answer.arithmetic import compute, rounded
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.typed_answer import TypedMember, TypedSetup, answer_question_typed
+from stages.core.answer.typed_answer import TypedMember, TypedQuestion, TypedSetup, answer_question_typed
 from stages.core.llm.protocol import Completion
 
 AMAZON = "Energy storage capacity 1.3 GW, up from 445 megawatts (MW) in 2022."
@@ -22,6 +26,7 @@ def test_operands_are_read_back_with_their_unit_before_computing():
 
 
 def test_percent_change_divides_by_the_value_it_changed_from():
+    """dev d104: "by what percentage did it fall" divides by the value before the fall."""
     fall = compute("percent_change", 0.015, 0.020, "By what percentage did emissions fall?", "percent", ["0.020 0.015"])
     assert fall[0] == pytest.approx(25.0)
     growth = compute("percent_change", 0.020, 0.015, "By what percentage did emissions increase?", "percent", [])
@@ -84,15 +89,17 @@ def test_operands_are_asked_for_only_when_the_question_is_worded_to_compute():
     member = [TypedMember([UNITS], 0)]
     params = AnswerParams()
     setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
-    out = answer_question_typed(llm, "q1", "By how many megawatts did storage grow?", "MW", member, params, setup)
+    grow = TypedQuestion("q1", "By how many megawatts did storage grow?", "MW")
+    out = answer_question_typed(llm, grow, member, params, setup)
     assert '"operation"' in llm.requests[-1][0] and "a" in llm.requests[-1][1]["properties"]
     assert out[0].answer.answer_value == "855" and out[0].answer.explanation == "1300 - 445"
     llm.text = '{"units": [1], "value": 445}'
-    answer_question_typed(llm, "q1", "What storage capacity in MW?", "MW", member, params, setup)
+    answer_question_typed(llm, TypedQuestion("q1", "What storage capacity in MW?", "MW"), member, params, setup)
     assert llm.requests[-1][1]["properties"]["value"] == {"type": "number"}
 
 
 def test_a_ratio_of_the_ends_of_a_stated_range_of_multipliers_is_that_range():
+    """dev d116, d716: asked "how many times more", the 1.5B divides 15 by 10 of "10–15 times"."""
     from stages.core.answer.arithmetic import stated_times_range
     units = [ContextBlock("khan2025", "These GPUs can consume 10–15 times the energy of traditional CPUs."),
              ContextBlock("luccioni2025a", "AI systems emit between 130 and 1,500 times less CO2e per page.")]
@@ -146,6 +153,8 @@ def test_operation_asked_by_the_wording(question, unit, expected):
 
 
 def test_wording_overrides_the_models_operation_for_two_operands_only():
+    """The 1.5B answers "difference" to "how many times more" (dev d608) and to "by what percentage did
+    it fall" (dev d104): the wording's operation wins."""
     q = "How many times more energy does A use than B?"
     assert compute("difference", 29.078, 7.41, q, "multiplier")[0] == pytest.approx(3.92)
     q = "By what percentage did the emissions of Mistral-small fall after quantization?"
@@ -184,7 +193,8 @@ def test_a_second_operand_left_at_zero_is_the_number_stated_beside_the_first():
     reply = {"units": [1], "operation": "difference", "a": 445, "b": 0}
     r = reader.read_reply("numeric", "MW", reply, units, question=grow)
     assert (r.value, r.grounded) == ("855", True)  # 1.3 GW (nearest 445) is 1300 MW; stated, so grounded
-    # a sum the wording asks for, its second number in another pointed unit: the one number in GPU hours there
+    # a sum the wording asks for ("Adding the pretraining compute and the alignment compute", dev d412),
+    # its second number in another pointed unit: the one number in GPU hours there
     pre = "JetMoE-8B is trained with less than $0.1 million, using 1.25T tokens and 30,000 H100 GPU hours."
     post = "The key hyperparameters are a batch size of 128 and 3 epochs. The entire alignment process takes 60 H100 GPU hours."
     assert missing_operand(30000, "GPU hours", [pre, post]) == 60

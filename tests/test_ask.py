@@ -100,7 +100,7 @@ class _RecordingLLM:
 def test_ask_answers_through_the_answer_stages_path() -> None:
     """ask_question sends exactly the requests the answer stage sends for the same contexts.parquet rows
     (typed reader, reversed view, no free-reader prompt) and gives the vote stage's submission row."""
-    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.ensemble import MemberRun, answer_members
     from stages.core.answer.params import AnswerParams, EnsembleParams
     from stages.core.answer.record import context_blocks
     from stages.core.answer.submission import build_submission
@@ -122,8 +122,8 @@ def test_ask_answers_through_the_answer_stages_path() -> None:
     stage_llm = _RecordingLLM()
     rows = [r for k, a in enumerate(res.attempts) for r in context_rows("ask", k, a)]
     qs = pl.DataFrame({"id": ["ask"], "question": ["What does the farm make?"], "answer_unit": ["MWh"]})
-    members = answer_members(stage_llm, "m", qs, context_blocks(pl.DataFrame(rows, schema=CONTEXT_SCHEMA)),
-                             params.answer, params.ensemble, {"d1", "d2"})
+    members = answer_members(stage_llm, qs, context_blocks(pl.DataFrame(rows, schema=CONTEXT_SCHEMA)),
+                             params.answer, params.ensemble, MemberRun("m", {"d1", "d2"}))
     voted = vote_all([member_answers(pl.DataFrame(m)) for m in members], ["ask"])
     assert llm.calls == stage_llm.calls and len(llm.calls) == 2  # the content-free True/False prior, the question
     user = llm.calls[1][-1]["content"]

@@ -21,6 +21,7 @@ def test_records_split_at_cells_without_a_number_and_at_line_breaks():
 
 
 def test_the_cell_whose_column_the_question_names_replaces_the_copied_one():
+    """The 1.5B copies the first number of the record (dev d955; d605 took the last one)."""
     assert pick_cell(Q_10K, 1.271, [ROW]) == 19.183
     assert pick_cell(Q_10K.replace("10k input and 1.5k output", "1k input and 1k output"), 19.183, [ROW]) == 4.525
 
@@ -43,7 +44,9 @@ def test_read_reply_picks_the_cell_only_in_table_units():
 
 
 def test_operands_from_two_records_take_b_from_a_s_record_under_b_s_column():
-    # xia2024 Table IV in the typed reader's view (dev d816): one record per measure, one cell per GPU
+    # xia2024 Table IV in the typed reader's view (dev d816): one record per measure, one cell per GPU.
+    # Asked "how many dollars cheaper is fine-tuning on an H100 than on an A40?", the reader took a = 17.9
+    # from the "Cost ($)" record and b = 0.79 from "Cost ($/hr)": b is a's record's A40 cell, 32.7
     table = ("TABLE IV: ESTIMATED COST OF FINE-TUNING MIXTRAL\nCost ($/hr): A40 48GB = 0.79; A100 80GB = 1.67; "
              "H100 80GB = 2.1\nCost ($): A40 48GB = 32.7; A100 80GB = 25.4; H100 80GB = 17.9")
     from stages.core.answer.table_cells import same_record_operand

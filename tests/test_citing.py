@@ -13,6 +13,8 @@ def names_of(mapping: dict[str, list[str]]):
 
 
 def test_the_one_named_document_in_the_context_is_cited():
+    """The model cited another paper stating the same thing (dev d119 cited schwartz2019, d621 luccioni2024)
+    or two papers (d803) for a question naming one document."""
     names = names_of({"According to Strubell et al. (2019), X?": ["strubell2019"]})
     q = "According to Strubell et al. (2019), X?"
     assert cite_named(["schwartz2019"], q, ["schwartz2019", "strubell2019"], names) == ["strubell2019"]

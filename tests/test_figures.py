@@ -23,7 +23,7 @@ from stages.core.answer.images import (
 )
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock, context_blocks
-from stages.core.answer.typed_answer import TypedMember, answer_question_typed, typed_prefixes
+from stages.core.answer.typed_answer import TypedMember, TypedQuestion, answer_question_typed, typed_prefixes
 from stages.core.common.params import ParamError, section
 from stages.core.common.vision import VisionParams
 from stages.core.llm.protocol import Completion
@@ -185,7 +185,7 @@ def test_typed_reader_sends_the_figure_and_the_cache_key_holds_its_pixels(tmp_pa
     for path in (red, blue, None):
         llm = RecordingLLM("vision")
         units = [ContextBlock("d", "Figure 1: Peak power of the X100.", "image", path)]
-        out = answer_question_typed(llm, "q1", "What peak power does the X100 reach?", "W",
+        out = answer_question_typed(llm, TypedQuestion("q1", "What peak power does the X100 reach?", "W"),
                                     [TypedMember([units], seed=0)], ap, setup)
         assert out[0].answer.answer_value == "250" and out[0].answer.ref_id == ["d"]
         (messages,) = llm.calls

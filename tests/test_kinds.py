@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from stages.core.answer import typed_reader as reader
-from stages.core.answer.ensemble import answer_members
+from stages.core.answer.ensemble import MemberRun, answer_members
 from stages.core.answer.kinds import infer_type, infer_unit, question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.typed_answer import EXPLAIN_MAX_TOKENS, MAX_TOKENS
@@ -186,8 +186,8 @@ def test_a_questions_csv_without_answer_unit_runs_through_the_answer_driver(tmp_
                   ("answer_explain", 1): '{"units": [1], "answer": "Lower freight costs raised the margins."}'})
     ctx = {q: LEVELS for q in ("n1", "y1", "e1")}
     params = AnswerParams(demos=[], max_retries=1)
-    rows = answer_members(llm, "m", questions, ctx, params, EnsembleParams(n=1), {"acme-10k", "acme-10q"},
-                          max_concurrency=1)[0]
+    rows = answer_members(llm, questions, ctx, params, EnsembleParams(n=1),
+                          MemberRun("m", {"acme-10k", "acme-10q"}, max_concurrency=1))[0]
     by_id = {r["question_id"]: r for r in rows}
     assert (by_id["n1"]["answer_value"], by_id["n1"]["answer_unit"]) == ("1200", "million USD")
     assert by_id["y1"]["answer_value"] == "1" and by_id["y1"]["ref_id"] == ["acme-10k"]
@@ -206,8 +206,8 @@ def test_a_questions_csv_without_answer_unit_runs_through_the_answer_driver(tmp_
     bad = ByKind({("answer_true_false", 0): '{"units": [1], "answer": true}',  # the content-free prior
                   ("answer_explain", 0): '{"units": [1], "answer": "}"}',
                   ("answer_explain", 1): '{"units": [2], "answer": "acme-10q"}'})
-    row = answer_members(bad, "m", questions.filter(questions["id"] == "e1"), ctx, params, EnsembleParams(n=1),
-                         set(), max_concurrency=1)[0][0]
+    row = answer_members(bad, questions.filter(questions["id"] == "e1"), ctx, params, EnsembleParams(n=1),
+                         MemberRun("m", max_concurrency=1))[0][0]
     assert row["is_blank"] and row["attempts"] == 2
 
 
@@ -220,9 +220,9 @@ def test_wattbot_units_still_decide_with_infer_unit_auto(tmp_path: Path):
     llm = ByKind({("answer_true_false", 0): '{"units": [1], "answer": true}',  # the content-free prior
                   ("answer_text", 0): '{"units": [1], "answer": "yes"}',
                   ("answer_numeric", 0): '{"units": [1], "value": 1200}'})
-    rows = answer_members(llm, "m", read_questions(csv), {"t1": LEVELS[:1], "n1": LEVELS[:1]},
-                          AnswerParams(demos=[], max_retries=0), EnsembleParams(n=1), set(),
-                          max_concurrency=1)[0]
+    rows = answer_members(llm, read_questions(csv), {"t1": LEVELS[:1], "n1": LEVELS[:1]},
+                          AnswerParams(demos=[], max_retries=0), EnsembleParams(n=1),
+                          MemberRun("m", max_concurrency=1))[0]
     assert [c[0] for c in llm.calls] == ["answer_true_false", "answer_text", "answer_numeric"]
     assert "Answer unit: USD" in llm.messages[2] and rows[1]["answer_unit"] == "USD"
     json.dumps(rows, default=str)  # rows stay plain data
@@ -246,9 +246,9 @@ def test_no_unit_questions_with_the_real_local_model(tmp_path: Path, monkeypatch
                                         "freight costs fell and the product mix shifted to software."),
                ContextBlock("acme-10q", "Acme bought back 3 million shares in the quarter.")]]
     with llm_session(LLMParams(model="qwen2.5-coder-0.5b", n_ctx=4096)) as llm:
-        rows = answer_members(llm, "qwen2.5-coder-0.5b", read_questions(csv), {q: levels for q in ("n1", "y1", "e1")},
-                              AnswerParams(demos=[], max_retries=0), EnsembleParams(n=1), {"acme-10k", "acme-10q"},
-                              max_concurrency=1)[0]
+        rows = answer_members(llm, read_questions(csv), {q: levels for q in ("n1", "y1", "e1")},
+                              AnswerParams(demos=[], max_retries=0), EnsembleParams(n=1),
+                              MemberRun("qwen2.5-coder-0.5b", {"acme-10k", "acme-10q"}, max_concurrency=1))[0]
     by_id = {r["question_id"]: r for r in rows}
     assert by_id["n1"]["answer_unit"] == "million USD" and by_id["n1"]["attempts"] == 1
     assert by_id["y1"]["answer_value"] in ("0", "1")

@@ -12,6 +12,7 @@ def test_the_which_phrase_names_the_kind_asked_for():
 
 
 def test_the_question_words_at_the_ends_and_a_bracketed_expansion_go():
+    """The 1.5B reader's answers to dev d721 and d805, which a grader comparing names takes for neither."""
     assert tidy_name("Chatbot Arena dataset", "Which dataset did the Mélange evaluation use?") == "Chatbot Arena"
     assert tidy_name("Finnish ETAIROS (Ethical AI for the Governance of the Society)",
                      "Which Finnish project, mentioned in the essay, proposed X?") == "ETAIROS"

@@ -16,6 +16,7 @@ from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, ContextBlock
 from stages.core.answer.typed_answer import (
     TypedMember,
+    TypedQuestion,
     TypedSetup,
     answer_question_typed,
 )
@@ -195,13 +196,14 @@ def test_members_answer_attempt_major_and_blank_readings_are_retried():
                             (2, 0): '{"units": [1], "value": 77}'})  # ungrounded: kept, not retried
     members = [TypedMember(LEVELS, 0), TypedMember(other, 1), TypedMember(own, 2)]
     setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
-    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, AnswerParams(max_retries=1), setup)
+    energy = TypedQuestion("q1", "Energy?", "MWh")
+    outs = answer_question_typed(llm, energy, members, AnswerParams(max_retries=1), setup)
     assert llm.calls == [(0, 0), (1, 0), (2, 0), (1, 1)]  # every level 0 before any retry
     # 1,507 kWh copied as 1507 for an answer in MWh is restated as 1.507 (restate.py)
     assert [o.answer.answer_value for o in outs] == ["24", "1.507", "77"]
     assert [o.answer.grounded for o in outs] == [True, True, False]
     assert outs[1].answer.ref_id == ["strubell2019"] and outs[1].attempts == 2
-    once = answer_question_typed(llm, "q1", "Energy?", "MWh", members[1:2], AnswerParams(max_retries=0), setup)
+    once = answer_question_typed(llm, energy, members[1:2], AnswerParams(max_retries=0), setup)
     assert once[0].answer.is_blank and once[0].attempts == 1
 
 
@@ -212,7 +214,7 @@ def test_greedy_members_with_the_same_request_share_one_reply():
                        bare=[{"role": "system", "content": "s"}])
     params = AnswerParams(max_retries=0)
     members = [TypedMember(LEVELS, 0), TypedMember(LEVELS, 1), TypedMember(LEVELS, 2, extra_demo_kinds=("numeric",))]
-    outs = answer_question_typed(llm, "q1", "Energy?", "MWh", members, params, setup)
+    outs = answer_question_typed(llm, TypedQuestion("q1", "Energy?", "MWh"), members, params, setup)
     # member 1 asks what member 0 asked: no second call; member 2 is shown the demonstrations: its own call
     assert llm.calls == [(0, 0), (2, 0)]
     assert [o.answer.answer_value for o in outs] == ["24", "24", "77"]
@@ -241,6 +243,10 @@ def test_vote_prefers_grounded_answers():
     ("What is the combined training plus finetuning energy of BLOOMz-7B?", True),
     ("Adding the pretraining and the alignment compute, how many GPU hours in total?", True),
     ("Converted to kilometers, what is that distance?", True),
+    # a unit between "how many" and the comparison (dev d512, d816), a saving compared with another value (d504)
+    ("How many US dollars more per hour does the A100 cost than the V100?", True),
+    ("How many dollars cheaper is fine-tuning on the cheaper GPU than on the other?", True),
+    ("How much energy does the pruned model save compared with the dense one?", True),
     ("How many kWh did training use?", False),
     ("How many wall-clock hours in total did it take to train FLM-101B?", False),  # a stated total
     ("What percentage of papers cited the 3 Wh figure?", False),
@@ -260,19 +266,21 @@ def test_numeric_questions_worded_to_compute_ask_for_an_operation():
     llm = Spy({(0, 0): '{"units": [1], "operation": "difference", "a": 24, "b": 4.3}'})
     setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
     member = [TypedMember(LEVELS, 0)]
-    out = answer_question_typed(llm, "q1", "How many more MWh than tCO2e?", "MWh", member, AnswerParams(), setup)
+    more = TypedQuestion("q1", "How many more MWh than tCO2e?", "MWh")
+    out = answer_question_typed(llm, more, member, AnswerParams(), setup)
     assert list(seen[-1][1]["properties"]) == ["units", "operation", "a", "b"]
     assert '"operation"' in seen[-1][0] and "computed from them" in seen[-1][0]
     assert out[0].answer.answer_value == "19.7" and out[0].answer.grounded  # both operands stated
     llm.replies[(0, 0)] = '{"units": [1], "value": 24}'
-    answer_question_typed(llm, "q1", "How many MWh?", "MWh", member, AnswerParams(), setup)  # not worded to compute
+    # not worded to compute
+    answer_question_typed(llm, TypedQuestion("q1", "How many MWh?", "MWh"), member, AnswerParams(), setup)
     assert seen[-1][1]["properties"]["value"] == {"type": "number"}
 
 
 def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
     import polars as pl
 
-    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.ensemble import MemberRun, answer_members
     from stages.core.answer.params import EnsembleParams
 
     @dataclass
@@ -294,7 +302,8 @@ def test_demo_kinds_choose_the_prefix_and_group_questions_that_share_it():
     ctx = {q: LEVELS[:1] for q in qs["id"]}
     params = AnswerParams(max_retries=0, demos=["d303", "d317"])
     llm = Recorder()
-    rows = answer_members(llm, "m", qs, ctx, params, EnsembleParams(n=1), {"patterson2021"}, max_concurrency=1)
+    rows = answer_members(llm, qs, ctx, params, EnsembleParams(n=1),
+                          MemberRun("m", {"patterson2021"}, max_concurrency=1))
     # the content-free True/False prior first; demos shown to True/False and names (system + 2 demo turns of
     # 2 messages + the question), not to numbers
     assert llm.calls == [("True or False: N/A", 6), ("True or False: GShard used 24 MWh.", 6), ("Which model?", 6),
@@ -318,15 +327,15 @@ class NumberRecorder:
 def test_members_can_be_shown_different_demonstrations():
     import polars as pl
 
-    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.ensemble import MemberRun, answer_members
 
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
     params = AnswerParams(max_retries=0, demos=["d303", "d317"])
     llm = NumberRecorder()
     # after the True/False prior (shown the demos), member 1 is shown the worked examples for numeric
     # questions, member 0 is not; both answer 24, so member 2 is not asked (the vote is decided)
-    rows = answer_members(llm, "m", qs, {"n1": LEVELS[:1]}, params, EnsembleParams(n=3), {"patterson2021"},
-                          max_concurrency=1)
+    rows = answer_members(llm, qs, {"n1": LEVELS[:1]}, params, EnsembleParams(n=3),
+                          MemberRun("m", {"patterson2021"}, max_concurrency=1))
     assert [(seed, len(messages)) for seed, _, messages in llm.calls] == [(0, 6), (0, 2), (0, 6)]
     assert [r[0]["skipped"] for r in rows] == [False, False, True]
 
@@ -334,13 +343,14 @@ def test_members_can_be_shown_different_demonstrations():
 def test_greedy_members_send_one_seed_and_share_identical_requests():
     import polars as pl
 
-    from stages.core.answer.ensemble import answer_members
+    from stages.core.answer.ensemble import MemberRun, answer_members
 
     two = [[ContextBlock("patterson2021", "GShard used 24 MWh."), ContextBlock("strubell2019", "BERT used 24 MWh.")]]
     qs = pl.DataFrame({"id": ["n1"], "question": ["Energy of GShard?"], "answer_unit": ["MWh"]})
     llm = NumberRecorder()
-    rows = answer_members(llm, "m", qs, {"n1": two}, AnswerParams(max_retries=0, demos=[]),
-                          EnsembleParams(n=4, seed=5), {"patterson2021", "strubell2019"}, max_concurrency=1)
+    rows = answer_members(llm, qs, {"n1": two}, AnswerParams(max_retries=0, demos=[]),
+                          EnsembleParams(n=4, seed=5),
+                          MemberRun("m", {"patterson2021", "strubell2019"}, max_concurrency=1))
     # after the True/False prior: members 0, 1 and 3 read the context reversed and send the same request (one
     # call, seed 5 for all), member 2 reads it as retrieved; the 2-2 split on ref ids asks member 3
     first_units = [m[-1]["content"].split("[1]")[1].split("\n")[0].strip() for _, _, m in llm.calls[1:]]

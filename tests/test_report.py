@@ -8,7 +8,7 @@ import threading
 import polars as pl
 import pytest
 
-from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
+from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, MemberRun, answer_members
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import context_blocks
 from stages.core.llm.protocol import Completion
@@ -62,8 +62,8 @@ class RecordingLLM:
 def run_members(ens: EnsembleParams, ap: AnswerParams | None = None) -> tuple[list[pl.DataFrame], RecordingLLM]:
     ap = ap or AnswerParams(max_retries=1, demos=[])
     llm = RecordingLLM()
-    rows = answer_members(llm, "m", QUESTIONS.select("id", "question", "answer_unit"), context_blocks(CONTEXTS), ap,
-                          ens, {"solar", "gpu", "water"})
+    rows = answer_members(llm, QUESTIONS.select("id", "question", "answer_unit"), context_blocks(CONTEXTS), ap,
+                          ens, MemberRun("m", {"solar", "gpu", "water"}))
     return [pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES) for m in rows], llm
 
 

@@ -1,4 +1,7 @@
-"""A copied number read back with the magnitude or unit the context writes next to it (restate.py)."""
+"""A copied number read back with the magnitude or unit the context writes next to it (restate.py).
+
+The dev questions whose copied digits lost their magnitude word, suffix or unit: d607, d110, d409, d208, d308.
+"""
 from __future__ import annotations
 
 import math
@@ -130,6 +133,7 @@ def test_a_table_record_cell_takes_the_unit_and_magnitude_its_column_name_writes
 
 
 def test_a_copied_rounding_becomes_the_one_precise_number_it_rounds() -> None:
+    """train q124: "5.4 million liters" copied from prose, 5.439 (million L) in a table, the grader's 0.1%."""
     prose = "training GPT-3 can consume a total of 5.4 million liters of water"
     table = "Water for Training (million L) Total Water: U.S. Average = 5.439; Arizona = 9.629"
     assert more_precise(5.4e6, 5.4, [prose, table], "liters") == pytest.approx(5.439e6)

@@ -4,6 +4,7 @@ from stages.core.answer.record import ContextBlock
 from stages.core.answer.table_records import grouped_columns, spanning_columns, table_records
 from stages.core.answer.typed_answer import (
     TypedMember,
+    TypedQuestion,
     TypedSetup,
     answer_question_typed,
 )
@@ -71,7 +72,7 @@ def test_the_reader_sees_records():
     llm.complete = spy
     member = TypedMember([[ContextBlock("dodge2022", WIDE, media="table")]], 0)
     setup = TypedSetup([{"role": "system", "content": "s"}], bare=[{"role": "system", "content": "s"}])
-    on = answer_question_typed(llm, "q", "ViT Large kWh?", "kWh", [member], AnswerParams(), setup)
+    on = answer_question_typed(llm, TypedQuestion("q", "ViT Large kWh?", "kWh"), [member], AnswerParams(), setup)
     assert "ViT Large 4·V100: Hours = 90; kWh = 93.3" in seen[0] and "| 93.3 |" not in seen[0]
     assert on[0].answer.answer_value == "93.3" and on[0].answer.grounded
 

@@ -2,7 +2,7 @@
 
 Asked to write "a - b" itself, the 1.5B reader subtracts the wrong way, divides by the
 wrong base for a percent change, forgets to convert "1.3 GW" before taking 445 MW from
-it, and prints 2.1666666 where the label says 2.17 (dev d108, d104, d112). Here its
+it, and prints 2.1666666 where the label says 2.17. Here its
 reply is `{"operation": "difference", "a": 5.50, "b": 2.79}`: two numbers copied from the
 context units and one word. Code reads each operand back as the context writes it (its
 magnitude and unit, `restate.py`, so "1.3" of "1.3 GW" counts 1300 in an answer in MW),
@@ -36,7 +36,7 @@ _GROWTH = re.compile(r"\b(?:increase|increased|grow|grew|grown|growth|rise|rose|
 
 
 # the operation a question's wording names; the 1.5B often answers "difference" to "how many times more"
-# (dev d608) or to "by what percentage did it fall" (dev d104)
+# or to "by what percentage did it fall"
 _ASKS_POINTS = re.compile(r"\bpercentage points?\b", re.IGNORECASE)
 _ASKS_PERCENT_CHANGE = re.compile(
     r"\bby (?:what|how many) (?:percent|percentage)\b|\bpercent(?:age)? (?:increase|decrease|reduction|drop|fall|"
@@ -47,7 +47,7 @@ _ASKS_DIFFERENCE = re.compile(
     r"slower)\b|\bby how (?:many|much)\b", re.IGNORECASE)
 
 
-# a sum the wording asks for: "Adding the pretraining compute and the alignment compute" (dev d412)
+# a sum the wording asks for: "Adding the pretraining compute and the alignment compute"
 _ASKS_SUM = re.compile(r"\b(?:adding|add up|combined|sum of|plus|together)\b", re.IGNORECASE)
 _NUMBER_TEXT = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\d,]*\.\d)")
 
@@ -63,7 +63,7 @@ def _same(x: float, y: float) -> bool:
 
 def stated_times_range(a: float, b: float, texts: Sequence[str]) -> tuple[float, float] | None:
     """The range of multipliers a text states ("10–15 times") whose two ends are the operands a ratio
-    reply copied: asked "how many times more", the 1.5B divides 15 by 10 (dev d116, d716), but the
+    reply copied: asked "how many times more", the 1.5B divides 15 by 10, but the
     answer is the stated range. None when no text states the operands so."""
     for text in texts:
         for m in _TIMES_RANGE.finditer(text):
@@ -96,7 +96,7 @@ def operand_value(x: float, unit: str, pointed: Sequence[str], others: Sequence[
 
 def runaway(x: float) -> bool:
     """An operand the model ran away on: a digit or two, then zeros up to the JSON grammar's 16-digit
-    limit ("b": 4000000000000000.0000000000000000e-0 for the "40" of "$40M", dev d312)."""
+    limit ("b": 4000000000000000.0000000000000000e-0 for the "40" of "$40M")."""
     return math.isfinite(x) and abs(x) >= RUNAWAY_MIN and len(significant_digits(x)) <= 2
 
 
@@ -125,10 +125,10 @@ def asks_two_numbers(operation: str, question: str, unit: str) -> bool:
 
 def missing_operand(a: float, unit: str, pointed: Sequence[str]) -> float | None:
     """The second operand a reply left at 0, as the pointed units write it: the number they state in the
-    answer unit's family ("1.3" of "1.3 GW" for MW, "60 H100 GPU hours" for GPU hours) other than a, the
+    answer unit's family ("1.3" of "1.3 GW" for MW, "60 GPU hours" for GPU hours) other than a, the
     one nearest a in the unit that states a; elsewhere only when it is the one such number. None when no
     unit or several numbers could be meant. Asked "by how many MW did storage grow", the 1.5B copies
-    445 MW and writes b = 0 beside "1.3 GW ... up from 445 megawatts" (dev d108)."""
+    445 MW and writes b = 0 beside "1.3 GW ... up from 445 megawatts"."""
     spellings = sorted((s for s in unit_family_spellings(unit) if s.lower() not in STOP_WORDS), key=len, reverse=True)
     if not spellings:
         return None

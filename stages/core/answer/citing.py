@@ -1,11 +1,11 @@
 """ref_id: the document the question names, when the context holds it.
 
 "According to Strubell et al. (2019) ...", "Which dataset did Fernandez et al. (2025) use ...":
-the model sometimes points at another paper's unit that states the same thing (dev d119 cited
-schwartz2019, d621 luccioni2024), or at two papers (d803). When the question names exactly one
-document (the index's document cards, stages/core/index/cards.py: authors, title, names) and the
-context holds units of it, that document is the citation. On dev and train, every answerable
-question naming exactly one document has it among its gold ref ids (105 of 105, 3 of 3).
+the model sometimes points at another paper's unit that states the same thing, or at two papers.
+When the question names exactly one document (the index's document cards, stages/core/index/cards.py:
+authors, title, names) and the context holds units of it, that document is the citation. On dev and
+train, every answerable question naming exactly one document has it among its gold ref ids (105 of
+105, 3 of 3).
 """
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ all call `answer_members`, so they answer exactly alike.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -18,11 +19,10 @@ from stages.core.answer.free_reader import answer_question
 from stages.core.answer.kinds import question_type
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock
-from stages.core.answer.typed_answer import DEMO_KINDS, TypedMember, answer_question_typed, typed_setup
+from stages.core.answer.typed_answer import DEMO_KINDS, TypedMember, TypedQuestion, answer_question_typed, typed_setup
 from stages.core.answer.voting import vote_decided
 from stages.core.common.concurrency import ordered_map
 from stages.core.llm.protocol import LLM
-
 
 # member i reads the context as MEMBER_VIEWS[i % 3]: members that differ in where the best unit stands
 # (reversed: last, nearest the question) disagree on different questions, which the vote can use
@@ -49,26 +49,40 @@ def member_view(contexts: Sequence[Sequence["ContextBlock"]], view: str) -> list
 MEMBER_SCHEMA_OVERRIDES = {"ref_id": pl.List(pl.String), "raw": pl.List(pl.String), "pointers": pl.List(pl.Int64)}
 
 
-def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
-                   params: AnswerParams, ensemble: EnsembleParams, corpus_ids: set[str],
-                   desc: str = "answer: questions x members", max_concurrency: int | None = None,
-                   names: Namer | None = None) -> list[list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class MemberRun:
+    """What one answer run adds to the answer and ensemble params.
+
+    ``model``: the model name each row records; ``corpus_ids``: the corpus's document ids (those a free-reader
+    reply may cite); ``names``: question -> the documents it names, an answer then citing the one named
+    document the context holds (`citing.cite_named`; None: the reply's own ref_ids); ``desc``: the progress
+    bar's label ("" hides it); ``max_concurrency``: how many tasks run at once (None: the client's
+    ``llm.max_concurrency``)."""
+
+    model: str
+    corpus_ids: set[str] = field(default_factory=set)
+    names: Namer | None = None
+    desc: str = "answer: questions x members"
+    max_concurrency: int | None = None
+
+
+def answer_members(llm: LLM, questions: pl.DataFrame, contexts: dict[str, list[list[ContextBlock]]],
+                   params: AnswerParams, ensemble: EnsembleParams, run: MemberRun) -> list[list[dict[str, Any]]]:
     """Every member's answer rows (answers/run_<i>.parquet), questions outer and members inner.
 
     Questions are the outer loop so that the server reuses the cached context prefix
     and members 1..n-1 pay only for generation; the answer stage and the answer
-    benchmark both call this, so they answer exactly alike. Up to `max_concurrency`
-    (default: the client's `max_concurrency`, i.e. `llm.max_concurrency`) tasks run at
-    once: (question, member) pairs for the free reader, whole questions for the typed
+    benchmark both call this, so they answer exactly alike. Up to `run.max_concurrency`
+    tasks run at once: (question, member) pairs for the free reader, whole questions for the typed
     one; questions shown the worked examples run before the others (one prompt prefix at a
     time for the server), and rows come out in (question, member) order whatever order the
     calls run or finish in, so the output equals a sequential run's. The members of a question are
     asked in order, the first majority together, and a member is skipped (row ``skipped``, no call)
-    once the vote is decided (`voting.vote_decided`). ``names``: an answer cites the one document its
-    question names when the context holds it (`citing.cite_named`; None: the reply's own ref_ids).
+    once the vote is decided (`voting.vote_decided`).
     """
+    model, corpus_ids, names, desc = run.model, run.corpus_ids, run.names, run.desc
     stats = getattr(llm, "stats", None)
-    workers = max_concurrency if max_concurrency is not None else getattr(llm, "max_concurrency", 1)
+    workers = run.max_concurrency if run.max_concurrency is not None else getattr(llm, "max_concurrency", 1)
     setup = typed_setup(llm, params) if params.reader == "typed" else None
     qs = list(questions.iter_rows(named=True))
     # free reader: one task per (question, member); typed reader: one task per question, whose
@@ -117,9 +131,9 @@ def answer_members(llm: LLM, model: str, questions: pl.DataFrame, contexts: dict
                 # a greedy reply does not depend on the seed: typed members all send ensemble.seed, so a
                 # member asking what another member or run asked finds its reply in the cache
                 return answer_question_typed(
-                    llm, q["id"], q["question"], unit,
+                    llm, TypedQuestion(q["id"], q["question"], unit, types[q["id"]].kind),
                     [TypedMember(v, ensemble.seed, MEMBER_EXTRA_DEMO_KINDS[i % len(MEMBER_EXTRA_DEMO_KINDS)])
-                     for v, i in zip(views, idx, strict=True)], params, setup, greedy, types[q["id"]].kind)
+                     for v, i in zip(views, idx, strict=True)], params, setup, greedy)
             return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
                     for v, i in zip(views, idx, strict=True)]
 

@@ -126,7 +126,7 @@ def _is_number_or_range(value: str) -> bool:
 
 def true_false_value(value: str, answer: str) -> str:
     """1/0 for a True-or-False question even when the model answered with a sentence
-    ("It is false that ..."): seen in the 1.5B model's train_QA run (q102)."""
+    ("It is false that ..."), as the 1.5B model does on some train questions."""
     if value in ("0", "1"):
         return value
     text = f"{value} {answer}".lower()

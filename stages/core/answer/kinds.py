@@ -32,7 +32,8 @@ _COMPUTE = re.compile(
     r"|\bhow many times\b|\bby how (?:many|much)\b|\bby what (?:factor|percentage|percent|multiple)\b"
     r"|\bpercent(?:age)? change\b|\bdifference\b|\bratio\b|\bcombined\b|\badding\b|\bsum of\b"
     r"|\bconverted to\b"
-    # "how many US dollars more per hour", "how many dollars cheaper" (dev d512, d816), "save ... compared with" (d504)
+    # a unit between "how many" and the comparison ("how many US dollars more per hour", "how many dollars
+    # cheaper"), and a saving "compared with" another value
     r"|\bhow (?:many|much) (?:[\w$.-]+ ){1,3}(?:more|less|fewer|cheaper|larger|smaller|higher|lower|greater|longer|"
     r"shorter)\b|\b(?:save|saved|saving)\b.*\bcompared (?:with|to)\b", re.IGNORECASE)
 

@@ -2,7 +2,7 @@
 
 Asked "Which dataset did the Mélange evaluation use ...", the 1.5B reader answers "Chatbot Arena
 dataset"; asked "Which Finnish project ...", "Finnish ETAIROS (Ethical AI for the Governance of the
-Society)" (dev d721, d805). A grader comparing names takes neither for "Chatbot Arena" or "ETAIROS".
+Society)". A grader comparing names takes neither for "Chatbot Arena" or "ETAIROS".
 The words of the question's "Which ..." phrase (the kind of thing asked for: "dataset", "Finnish
 project") are dropped from the ends of the answer, and so is a bracketed expansion after it.
 """

@@ -3,7 +3,7 @@
 Asked for a JSON number, the 1.5B reader copies the right digits and loses what
 stands next to them: "772 billion queries" comes back as 772, "32 billion
 word-pieces" as 32000000, "100ms intervals" as 100 when the question asks for
-seconds (dev d607, d110, d409, d208, d308). The digits are right; the magnitude
+seconds. The digits are right; the magnitude
 word or suffix ("billion", "8B", "$40M") or the unit ("ms") is lost. Code puts it
 back: each number of the context is read as a `Mention` (digits, value with its
 magnitude, the unit written right after it), and the model's number is matched
@@ -172,7 +172,7 @@ def restate(v: float, pointed: Sequence[str], others: Sequence[str], unit: str) 
             continue
         if any(close(c, abs(v)) for c in found):
             # stated without a unit (a table cell: "3,500") while every sentence that writes the same
-            # number with a unit says another scale ("3,500 MWh" for an answer in GWh): converted (dev d204)
+            # number with a unit says another scale ("3,500 MWh" for an answer in GWh): converted
             with_unit = [c for mn in (*said, *other_mentions) if mn.unit and close(mn.value, abs(v))
                          and (c := _candidate(abs(v), mn, target, unit_magnitude)) is not None]
             if with_unit and not any(close(c, abs(v)) for c in with_unit):
@@ -199,7 +199,7 @@ def _n_significant(x: float) -> int:
 def more_precise(v: float, copied: float, texts: Sequence[str], unit: str) -> float:
     """v, or the one number of the texts that v is a rounding of: the model copied "5.4 million liters"
     from prose where a table of the same context states 5.439 (million L), and the grader's 0.1% wants
-    the latter (train q124). Only for a copied decimal of at most MAX_ROUNDED_DIGITS significant
+    the latter. Only for a copied decimal of at most MAX_ROUNDED_DIGITS significant
     digits; the candidate must lie within half a unit of its last digit (at v's magnitude), write more
     digits, state no unit of a family that neither the answer unit nor the copied mention has ("PUE 1.2"
     is no rounding of "1.23 kWh"), and be the only such number; else v."""
@@ -224,7 +224,7 @@ _ASKS_DECREASE = re.compile(r"\b(?:reduc|decreas|sav|drop|lower|less|fewer|cut|d
 
 def written_negative(v: float, texts: Sequence[str], question: str) -> bool:
     """Whether a positive number the model copied is written in ``texts`` (the context's units) only with a
-    minus sign ("-34.66" in a "% change" column, read back as 34.66: dev d960), for a question that does not
+    minus sign ("-34.66" in a "% change" column, read back as 34.66), for a question that does not
     ask for a decrease as such (a "reduction" is a size)."""
     if v <= 0 or _ASKS_DECREASE.search(question):
         return False

@@ -6,7 +6,7 @@ asked for LLaMA-3.1-70B's energy "for a prompt of 10k input and 1.5k output toke
     Model: LLaMA-3.1-70B | Energy Consumption(100 input-300 output)(Wh): 1.271 ± 0.020 |
     Energy Consumption(1k input-1k output)(Wh): 4.525 ± 0.053 | Energy Consumption(10k input-1.5k output)(Wh): 19.183
 
-it copies the first number of the record (dev d955; d605 took the last one). Here, when the copied
+it copies the first number of the record (or the last one). Here, when the copied
 number is a cell of a record in a table unit, the record's other cells compete: each scores the
 question's content words (BM25 tokens) that its column name has and the other column names of the
 record do not. A cell scoring strictly more than the copied one, and more than every other cell,
@@ -94,9 +94,9 @@ def pick_cell(question: str, value: float, texts: Iterable[str]) -> float:
 
 def same_record_operand(a: float, b: float, texts: Iterable[str]) -> float | None:
     """The cell to use as b when a and b were copied from two records of one table, under different columns:
-    the cell of a's record under b's column. Asked "how many dollars cheaper is fine-tuning on an H100 than on
-    an A40?", the reader took a = 17.9 from the "Cost ($)" record and b = 0.79 from "Cost ($/hr)" (dev d816):
-    one quantity compared across two columns, so b is a's record's A40 cell, 32.7. None unless a and b each
+    the cell of a's record under b's column. Asked how many dollars cheaper fine-tuning is on one GPU than on
+    another, the reader took a from the "Cost ($)" record and b from the "Cost ($/hr)" one: one quantity
+    compared across two columns, so b is a's record's cell under b's column. None unless a and b each
     sit in exactly one record of the first table text holding both."""
     for text in texts:
         recs = [cells for cells in records(text) if len(cells) >= 2]

@@ -130,7 +130,7 @@ def _bracket_pieces(tokens: list[str]) -> tuple[list[str], str]:
 
 def spanning_columns(glued: str, k: int) -> list[str]:
     """The k value-column names of a glued two-row header whose group names span sub-columns, the
-    sub-columns printed once per group after the whole first row (li2025b Table 1: "PUE On-site WUE
+    sub-columns printed once per group after the whole first row (a water-footprint table: "PUE On-site WUE
     (L/kWh) Off-site EWIF (L/kWh) Water for Training(million L) Water for Each Request(mL) # of Requests
     for 500ml Water On-site Water Off-site Water Total Water On-site Water Off-site Water Total Water").
     The run repeated at the end holds the sub-columns, one repeat per group; the groups are the last

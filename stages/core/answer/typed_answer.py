@@ -96,9 +96,19 @@ class TypedMember:
     extra_demo_kinds: tuple[str, ...] = ()  # kinds shown the worked examples besides DEMO_KINDS
 
 
-def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, members: Sequence[TypedMember],
-                          params: AnswerParams, setup: TypedSetup,
-                          greedy: dict[str, Any] | None = None, kind: Kind | None = None) -> list[AnswerOutcome]:
+@dataclass(frozen=True)
+class TypedQuestion:
+    """One question as the typed reader reads it: its id, wording and answer unit, and its kind when
+    inferred (kinds.question_type; ``unit`` is then the inferred unit), else None: from ``unit``."""
+
+    id: str
+    text: str
+    unit: str
+    kind: Kind | None = None
+
+
+def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMember], params: AnswerParams,
+                          setup: TypedSetup, greedy: dict[str, Any] | None = None) -> list[AnswerOutcome]:
     """Every member's typed answer to one question.
 
     Attempt-major: all members ask with context level 0 before any retries with level 1,
@@ -108,10 +118,10 @@ def answer_question_typed(llm: LLM, question_id: str, question: str, unit: str, 
     greedy, so a member whose request is exactly an earlier member's at the same level (same
     view and prefix) shares that member's reply instead of asking again. ``greedy``
     (request -> reply) carries those replies over from an earlier call for other members of the
-    same question. ``kind``: the question's kind when inferred (kinds.question_type; ``unit`` is
-    then the inferred unit), else from ``unit``.
+    same question.
     """
-    kind = kind or question_kind(question, unit)
+    question_id, question, unit = q.id, q.text, q.unit
+    kind = q.kind or question_kind(question, unit)
     explain = kind == "explain"
     tf = kind == "true_false"  # read from the calibrated log-probabilities of the two answers
     operation = computes(question, unit, kind)

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, answer_members
+from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, MemberRun, answer_members
 from stages.core.answer.images import answer_contexts, figure_llm
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import Answer, ContextBlock, context_blocks
@@ -95,8 +95,8 @@ def ask_question(question: str, unit: str, params: AskParams, retriever: Retriev
     with figure_llm(llm, params.answer.vision, params.llm, contexts) as reader:  # figures' pixels, as answer sends
         index = getattr(retriever, "index", None)  # the document cards (citing.py); a stub has none
         names = (lambda q: [n.doc_id for n in index.named_docs(q)]) if index else None
-        members = answer_members(reader, params.model, questions, contexts, params.answer, params.ensemble,
-                                 corpus_ids, desc="ask: members", names=names)
+        members = answer_members(reader, questions, contexts, params.answer, params.ensemble,
+                                 MemberRun(params.model, corpus_ids, names=names, desc="ask: members"))
     member_rows = [m[0] for m in members]
     voted = vote_all([member_answers(pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES)) for m in members],
                      [ASK_ID])
