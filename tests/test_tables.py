@@ -711,19 +711,3 @@ def test_a_number_and_its_magnitude_word_end_a_row_as_one_value():
     assert not row_like(row) and row_like(row, abbreviations=True)
     assert split_row(row, abbreviations=True)[1][-2:] == ["1.38", "258 bil."]
     assert split_row("8 0.036 12.64 21.5 mil.", abbreviations=True) == ("", ["8", "0.036", "12.64", "21.5 mil."])
-
-
-def test_table_rules_follow_every_tree_flag():
-    from dataclasses import fields, replace
-
-    from stages.core.tree.lines import TreeParams
-
-    base = TreeParams()
-    on = TableRules.from_params(base)
-    flags = [f.name for f in fields(TableRules) if f.type in (bool, "bool")]
-    assert on.caption_gap == base.caption_gap_lines and on.segment_header
-    for name in flags:  # each rule is switched by its own tree param, and by nothing else
-        flipped = (replace(base, **{name: not getattr(base, name)}) if hasattr(base, name)
-                   else replace(base, table_columns="flat"))
-        assert [f for f in flags if getattr(TableRules.from_params(flipped), f) != getattr(on, f)] == [name]
-    assert TableRules.from_params(replace(TreeParams(), caption_gap_lines=0)).caption_gap == 0

@@ -26,11 +26,10 @@ whole header names the values together. Tables PDF extraction already found
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 from stages.core.extract.captions import FIGURE_CAPTION
 from stages.core.extract.records import Line
-from stages.core.tree.lines import TreeParams
 
 # "Table 3: ...", "TAB. 2. ..."; and "T able B2 Comparison ..." without the colon, the word split by a PDF font
 # (zschache2025). IEEE's bare "TABLE II" line (title on the next line) is not read as a caption: measured with
@@ -307,13 +306,6 @@ class TableRules:
     # row in a number's magnitude word ("258 bil.", one cell), and a line ending in a citation's ")." is prose, not
     # a row ("... profiler (Rasley et al., 2020)."); `row_like`, `label_like`, `split_row`
     abbreviated_ends: bool = False
-
-    @classmethod
-    def from_params(cls, params: TreeParams) -> TableRules:
-        """The rules params.yaml's `tree` section turns on: each flag of the same name, and the two that are
-        named otherwise there (table_columns, caption_gap_lines)."""
-        same = {f.name: getattr(params, f.name) for f in fields(cls) if hasattr(params, f.name)}
-        return cls(**same, segment_header=params.table_columns == "segment", caption_gap=params.caption_gap_lines)
 
 
 @dataclass
