@@ -43,11 +43,7 @@ from stages.core.tree.lines import (
 )
 from stages.core.tree.paragraphs import Para, group_sections
 from stages.core.tree.sentences import SentenceSplitter, chunk_sentences, sentence_spans
-from stages.core.tree.tables import TableRules, find_tables, table_row_sentences
-
-SHIPPED = TableRules(segment_header=True, ieee_captions=True, caption_gap=3, bracketed_columns=True, name_numbers=True,
-                     grouped_header=True, group_labels=True, nearest_header=True, key_column=True, joined_cells=True,
-                     value_names=True, unit_cells=True, abbreviated_ends=True)
+from stages.core.tree.tables import find_tables, table_row_sentences
 
 # the tree's parts, re-exported for callers that import them from here
 __all__ = ["TreeParams", "Line", "DocInput", "Node", "NODE_SCHEMA", "clean_line", "join_lines", "chunk_sentences",
@@ -211,7 +207,7 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
     nodes: list[Node] = []
     for doc in tqdm(docs, desc="build_tree: documents", unit="doc", disable=not progress, file=sys.stderr):
         doc.lines = drop_page_furniture(doc.lines)
-        doc.lines = find_tables(doc.lines, SHIPPED)
+        doc.lines = find_tables(doc.lines)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

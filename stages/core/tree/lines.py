@@ -131,7 +131,10 @@ def drop_page_furniture(lines: list[Line]) -> list[Line]:
     pages_of: dict[str, set[int]] = defaultdict(set)
     for i in edge:
         pages_of[_norm_key(lines[i].text)].add(lines[i].page)
-    repeated = {k for k, pages in pages_of.items() if len(pages) >= REPEATED_LINE_MIN_PAGES and len(by_page) > REPEATED_LINE_MIN_PAGES}
+    if len(by_page) <= REPEATED_LINE_MIN_PAGES:  # too few pages to tell a running line from a heading
+        repeated: set[str] = set()
+    else:
+        repeated = {k for k, pages in pages_of.items() if len(pages) >= REPEATED_LINE_MIN_PAGES}
     drop = {i for i in edge if _norm_key(lines[i].text) in repeated or _PAGE_NUM.match(lines[i].text)}
     return [ln for i, ln in enumerate(lines) if i not in drop]
 
