@@ -43,7 +43,7 @@ from stages.core.tree.lines import (
 )
 from stages.core.tree.paragraphs import Para, group_sections
 from stages.core.tree.sentences import SentenceSplitter, chunk_sentences, sentence_spans
-from stages.core.tree.tables import TableRules, find_tables, table_row_sentences
+from stages.core.tree.tables import find_tables, table_row_sentences
 
 # the tree's parts, re-exported for callers that import them from here
 __all__ = ["TreeParams", "Line", "DocInput", "Node", "NODE_SCHEMA", "clean_line", "join_lines", "chunk_sentences",
@@ -92,7 +92,7 @@ def is_reference_entry(text: str) -> bool:
 # ----------------------------------------------------------------- tree builder
 def build_doc_tree(doc: DocInput, params: TreeParams, splitter: SentenceSplitter) -> list[Node]:
     """All nodes of one document, in document order."""
-    sections = group_sections(doc, params)
+    sections = group_sections(doc)
     pages = [ln.page for ln in doc.lines] or [1]
     doc_node = Node(doc.doc_id, None, "document", doc.doc_id, 0, doc.title, min(pages),
                     max(max(pages), doc.n_pages or 0), doc.title, None, doc.source)
@@ -206,9 +206,8 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
     splitter = SentenceSplitter(params.extra_abbreviations)
     nodes: list[Node] = []
     for doc in tqdm(docs, desc="build_tree: documents", unit="doc", disable=not progress, file=sys.stderr):
-        doc.lines = drop_page_furniture(doc.lines, params.repeated_line_min_pages)
-        if params.text_tables:
-            doc.lines = find_tables(doc.lines, TableRules.from_params(params))
+        doc.lines = drop_page_furniture(doc.lines)
+        doc.lines = find_tables(doc.lines)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
 

@@ -22,7 +22,12 @@ from stages.core.tree.heading_text import (
     keyword_heading,
     plausible_title,
 )
-from stages.core.tree.lines import REF_TITLE, DocInput, TreeParams, ends_sentence
+from stages.core.tree.lines import REF_TITLE, DocInput, ends_sentence
+
+# a line this much larger than the document's median body font size is a heading (PDF): section titles are
+# set a size or more above the body, while sub/superscripts and small caps stay within it
+HEADING_FONT_RATIO = 1.2
+MAX_HEADING_CHARS = 100  # a longer line is never a heading: it is a sentence that happens to be emphasised
 
 _NUM_HEAD = re.compile(r"^(?P<num>\d{1,2}(?:\.\d{1,2}){0,3})(?:\.?\s+|\.(?=[A-Z][a-z]))(?P<title>\S.*)$")
 _LETTER_HEAD = re.compile(r"^(?P<num>[A-H](?:\.\d{1,2}){0,3})(?P<dot>\.?)\s+(?P<title>\S.*)$")
@@ -194,7 +199,7 @@ def _is_caps(text: str) -> bool:
     return bool(letters) and all(c.isupper() for c in letters)
 
 
-def mark_headings(doc: DocInput, params: TreeParams) -> list[Line]:
+def mark_headings(doc: DocInput) -> list[Line]:
     """Set Line.heading for heading lines (and split inline 'Abstract: ...' lines)."""
     lines: list[Line] = []
     first_page = min((ln.page for ln in doc.lines), default=1)
@@ -210,7 +215,6 @@ def mark_headings(doc: DocInput, params: TreeParams) -> list[Line]:
     body = _body_font_size(lines)
     roman_doc = sum(1 for ln in lines if ln.kind == "text" and (m := _ROMAN_HEAD.match(ln.text)) and m.group("num")) >= 2
     cands: list[_Cand] = []
-    maxc = params.max_heading_chars
     seen_md = False
     seen_heading = False
     refs_at: int | None = None
@@ -229,10 +233,10 @@ def mark_headings(doc: DocInput, params: TreeParams) -> list[Line]:
             ln.title_line = True
             continue
         nxt = _next_text(lines, i)
-        large = bool(body and ln.font_size and ln.font_size >= params.heading_font_ratio * body)
+        large = bool(body and ln.font_size and ln.font_size >= HEADING_FONT_RATIO * body)
         emphasised = large or bool(ln.bold) or body is None or (ln.font_size or 0) > (body or 0) + 0.5
         if emphasised:
-            c = _numbered_candidate(ln.text, maxc, roman_doc)
+            c = _numbered_candidate(ln.text, MAX_HEADING_CHARS, roman_doc)
             if c is not None and _continues_sentence(nxt):
                 # "2 Background: The Underutilization of GPUs" / "in LLM Decoding" wraps;
                 # "1 Supply chains focus on ... goods to" / "customers ..." is a note
@@ -258,11 +262,12 @@ def mark_headings(doc: DocInput, params: TreeParams) -> list[Line]:
             if refs_at is None and REF_TITLE.match(kw):
                 refs_at = i
             continue
-        if large and len(ln.text) <= maxc and sum(ch.isalpha() for ch in ln.text) >= 3 and not CAPTION.match(ln.text):
+        if large and len(ln.text) <= MAX_HEADING_CHARS and sum(ch.isalpha() for ch in ln.text) >= 3 \
+                and not CAPTION.match(ln.text):
             ln.heading = ln.text
             seen_heading = True
             continue
-        if (caps_heading(ln.text, min(maxc, 60)) and (body is None or emphasised)
+        if (caps_heading(ln.text, min(MAX_HEADING_CHARS, 60)) and (body is None or emphasised)
                 and (seen_heading or ln.page != first_page)
                 and not (prev is not None and CAPTION.match(prev.text))):
             ln.heading = fix_small_caps(ln.text)
@@ -280,8 +285,8 @@ def mark_headings(doc: DocInput, params: TreeParams) -> list[Line]:
             consumed.add(c.wrap_idx)
     lines = [ln for k, ln in enumerate(lines) if k not in consumed]
     if roman_doc:
-        _mark_ieee_subsections(lines, maxc)
-    return _merge_wrapped_headings(lines, params, body)
+        _mark_ieee_subsections(lines)
+    return _merge_wrapped_headings(lines, body)
 
 
 def _drop_lists(cands: list[_Cand], lines: list[Line]) -> list[_Cand]:
@@ -296,7 +301,7 @@ def _drop_lists(cands: list[_Cand], lines: list[Line]) -> list[_Cand]:
     return [c for c in cands if c.idx not in drop]
 
 
-def _merge_wrapped_headings(lines: list[Line], params: TreeParams, body: float | None) -> list[Line]:
+def _merge_wrapped_headings(lines: list[Line], body: float | None) -> list[Line]:
     """Join a heading that wraps onto the next line.
 
     Large-font headings: the next line in the same font and block. Text without fonts:
@@ -312,7 +317,7 @@ def _merge_wrapped_headings(lines: list[Line], params: TreeParams, body: float |
         glue = False
         if (ln.heading and p.font_size and ln.font_size and body and abs(p.font_size - ln.font_size) < 0.2
                 and p.block == ln.block and p.heading == p.text and ln.heading == ln.text
-                and p.font_size >= params.heading_font_ratio * body):
+                and p.font_size >= HEADING_FONT_RATIO * body):
             glue = True
         elif p.font_size is None and len(ln.text) <= 60 and not ends_sentence(ln.text) and not CAPTION.match(ln.text):
             if (_is_caps(p.heading) and _is_caps(ln.text) and caps_heading(ln.text, 60)
@@ -329,7 +334,7 @@ def _merge_wrapped_headings(lines: list[Line], params: TreeParams, body: float |
     return merged
 
 
-def _mark_ieee_subsections(lines: list[Line], maxc: int) -> None:
+def _mark_ieee_subsections(lines: list[Line]) -> None:
     """'A. Energy Measurement' under a Roman-numbered section ('II. BACKGROUND') or an appendix."""
     expect = None
     for ln in lines:
@@ -342,7 +347,7 @@ def _mark_ieee_subsections(lines: list[Line], maxc: int) -> None:
         if expect is None or ln.kind != "text":
             continue
         m = _LETTER_HEAD.match(ln.text)
-        if m and m.group("dot") and m.group("num") == expect and plausible_title(m.group("title"), maxc):
+        if m and m.group("dot") and m.group("num") == expect and plausible_title(m.group("title"), MAX_HEADING_CHARS):
             ln.heading = f"{m.group('num')}. {m.group('title').strip()}"
             expect = chr(ord(expect) + 1)
 

@@ -17,53 +17,17 @@ from stages.core.extract.records import Line
 
 @dataclass
 class TreeParams:
-    """params.yaml `tree` section."""
+    """params.yaml `tree` section: the two knobs a user of a new corpus may turn. The tree's other rules
+    (headings, paragraph breaks, tables) are fixed: their constants sit next to the code that uses them."""
 
-    heading_font_ratio: float = 1.2  # a line this much larger than the median body size is a heading
-    # PDF: a line whose top is less than this x the usual line height (baseline-to-baseline distance,
-    # the CSS sense, measured per font size in the document) below the previous line joins its paragraph
-    paragraph_gap_ratio: float = 1.5
     max_paragraph_chars: int = 1500  # longer paragraphs are split on sentence boundaries
-    short_line_ratio: float = 0.8  # a sentence-final line shorter than this x a full line ends its paragraph
-    max_heading_chars: int = 100  # longer lines are never headings
-    repeated_line_min_pages: int = 3  # a line at the top/bottom of this many pages is a running header
     extra_abbreviations: list[str] = field(default_factory=list)  # added to the curated Punkt list
-    text_tables: bool = True  # captioned tables in the text become table nodes (stages/core/tables.py)
-    table_columns: str = "segment"  # segment: name value columns from a glued header | flat: the whole header
-    ieee_captions: bool = True  # a bare "TABLE IV" line with its title below is a caption of the rows below it
-    caption_gap_lines: int = 3  # footnote / page-number lines skipped between a caption and its table below
-    bracketed_columns: bool = True  # a header of bracketed names sets the value columns (tables.Table.bracketed_fit)
-    name_numbers: bool = True  # "Llama | 3.1 8B 4.31 ..." is "Llama 3.1 8B" (tables.Table.name_numbers_fit)
-    grouped_header: bool = True  # a sub-header repeated under group names names each column (Table.grouped_columns)
-    group_labels: bool = True  # label lines between rows name the rows below them (tables._label_groups)
-    nearest_header: bool = True  # rows under a too-long run of short lines keep the line right above as header
-    key_column: bool = True  # unnamed rows' distinct first values name them when the header then names each column
-    value_names: bool = True  # a header naming each value column only ("H100 TPU v1 ...") leaves row names unnamed
-    carried_keys: bool = False  # "8 Mélange ..." over "H100-only ...": the group's rows take its key ("8 H100-only")
-    groups_above: bool = False  # "news yelp" over "Model Energy (Wh) Accuracy Energy (Wh) Accuracy" names each column
-    abbreviated_ends: bool = True  # a header line may end in "Util.", a row in "258 bil."; "(…, 2020)." ends prose
-    unit_cells: bool = True  # a number and the unit after it ("0.180 $/h", "80 GB") are one cell (tables.bound_units)
-    joined_cells: bool = True  # pieces of one value a space split apart are one cell ("0.61 (13800)", tables.joined_cells)
 
     def validate(self) -> None:
         from stages.core.common.params import ParamError
 
-        if self.heading_font_ratio <= 1.0:
-            raise ParamError("params.yaml: tree.heading_font_ratio must be > 1.0")
-        if self.paragraph_gap_ratio <= 1.0:
-            raise ParamError("params.yaml: tree.paragraph_gap_ratio must be > 1.0")
         if self.max_paragraph_chars < 200:
             raise ParamError("params.yaml: tree.max_paragraph_chars must be >= 200")
-        if not 0.0 < self.short_line_ratio <= 1.0:
-            raise ParamError("params.yaml: tree.short_line_ratio must be in (0, 1]")
-        if self.max_heading_chars < 10:
-            raise ParamError("params.yaml: tree.max_heading_chars must be >= 10")
-        if self.table_columns not in ("segment", "flat"):
-            raise ParamError(f"params.yaml: tree.table_columns must be segment or flat, not {self.table_columns!r}")
-        if not 0 <= self.caption_gap_lines <= 10:
-            raise ParamError(f"params.yaml: tree.caption_gap_lines must be in 0..10, not {self.caption_gap_lines!r}")
-        if self.repeated_line_min_pages < 2:
-            raise ParamError("params.yaml: tree.repeated_line_min_pages must be >= 2")
 
 
 @dataclass
@@ -149,7 +113,12 @@ def _norm_key(text: str) -> str:
     return re.sub(r"\d+", "#", text.lower()).strip()
 
 
-def drop_page_furniture(lines: list[Line], min_pages: int) -> list[Line]:
+# a line at the top or bottom of this many pages is a running header or footer: three pages tell a
+# repeated line from a heading that happens to sit at the top of two
+REPEATED_LINE_MIN_PAGES = 3
+
+
+def drop_page_furniture(lines: list[Line]) -> list[Line]:
     """Remove running headers/footers (same text at the top/bottom of many pages) and page numbers."""
     by_page: dict[int, list[int]] = defaultdict(list)
     for i, ln in enumerate(lines):
@@ -162,7 +131,10 @@ def drop_page_furniture(lines: list[Line], min_pages: int) -> list[Line]:
     pages_of: dict[str, set[int]] = defaultdict(set)
     for i in edge:
         pages_of[_norm_key(lines[i].text)].add(lines[i].page)
-    repeated = {k for k, pages in pages_of.items() if len(pages) >= min_pages and len(by_page) >= min_pages + 1}
+    if len(by_page) <= REPEATED_LINE_MIN_PAGES:  # too few pages to tell a running line from a heading
+        repeated: set[str] = set()
+    else:
+        repeated = {k for k, pages in pages_of.items() if len(pages) >= REPEATED_LINE_MIN_PAGES}
     drop = {i for i in edge if _norm_key(lines[i].text) in repeated or _PAGE_NUM.match(lines[i].text)}
     return [ln for i, ln in enumerate(lines) if i not in drop]
 

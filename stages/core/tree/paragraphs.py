@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from stages.core.extract.captions import CAPTION
 from stages.core.extract.records import Line
 from stages.core.tree.headings import mark_headings
-from stages.core.tree.lines import REF_ENTRY, REF_TITLE, DocInput, TreeParams, ends_sentence, starts_continuation
+from stages.core.tree.lines import REF_ENTRY, REF_TITLE, DocInput, ends_sentence, starts_continuation
+
+# PDF: a line whose top is at least this x the usual line height (baseline-to-baseline distance, the CSS
+# sense, measured per font size in the document) below the previous line starts a new paragraph; a
+# paragraph's own lines sit one line height apart, the gap between paragraphs adds half a line or more
+PARAGRAPH_GAP_RATIO = 1.5
+# a line that ends a sentence and is shorter than this x a full line around it ends its paragraph: a
+# justified paragraph's lines are full, its last line is usually not
+SHORT_LINE_RATIO = 0.8
 
 _BULLET = re.compile(r"^[\u2022\u25cf\u25aa\u25a0\u2023\u2043\u2219\u25e6\u00b7*\u2013\u2014-]\s+")
 _ENUM = re.compile(r"^(\((?:[a-z]|[ivx]{1,4}|\d{1,2})\)|(?:[a-z]|\d{1,2})\))\s")
@@ -23,8 +31,7 @@ _AUTHOR_START = re.compile(r"^[A-Z][A-Za-z\u00c0-\u024f'\u2019\-]+,\s+(?:[A-Z]\.
 class _Breaker:
     """Decides whether a new paragraph starts between two consecutive lines."""
 
-    def __init__(self, lines: list[Line], params: TreeParams, blank_line_mode: bool) -> None:
-        self.p = params
+    def __init__(self, lines: list[Line], blank_line_mode: bool) -> None:
         self.blank_line_mode = blank_line_mode
         self.lines = lines
         texts = [ln for ln in lines if ln.kind == "text" and not ln.heading]
@@ -78,7 +85,7 @@ class _Breaker:
             return not continuation
         if self.blank_line_mode:
             return False
-        if ends_sentence(a.text) and len(a.text) < self.p.short_line_ratio * self._local_full_len(i_prev):
+        if ends_sentence(a.text) and len(a.text) < SHORT_LINE_RATIO * self._local_full_len(i_prev):
             return True
         return False
 
@@ -91,11 +98,11 @@ class _Breaker:
         if abs(a.font_size - b.font_size) > 0.5:
             return True
         usual = self.pitch.get(round(a.font_size, 1), 1.2 * a.font_size)
-        if b.y0 - a.y0 >= self.p.paragraph_gap_ratio * usual:
+        if b.y0 - a.y0 >= PARAGRAPH_GAP_RATIO * usual:
             return True
         lo, hi = self.block_x.get(a.block if a.block is not None else -1, (a.x0, a.x1))
         width = max(hi - lo, 1.0)
-        if ends_sentence(a.text) and (a.x1 - lo) < self.p.short_line_ratio * width:
+        if ends_sentence(a.text) and (a.x1 - lo) < SHORT_LINE_RATIO * width:
             return True
         if ends_sentence(a.text) and b.x0 - lo > 0.5 * b.font_size:
             return True  # first-line indent
@@ -132,11 +139,11 @@ def _labelled_bibliographies(lines: list[Line]) -> set[int]:
     return out
 
 
-def group_sections(doc: DocInput, params: TreeParams) -> list[Section]:
+def group_sections(doc: DocInput) -> list[Section]:
     """Headings open sections; lines join into paragraphs by the break rules."""
-    lines = mark_headings(doc, params)
+    lines = mark_headings(doc)
     blank_line_mode = doc.format in ("md", "txt") and len({ln.block for ln in lines}) > 1
-    br = _Breaker(lines, params, blank_line_mode)
+    br = _Breaker(lines, blank_line_mode)
     sections: list[Section] = [Section(None, lines[0].page if lines else 1)]
     last_text_idx: int | None = None
     current: Para | None = None

@@ -1,0 +1,91 @@
+"""A table node's markdown read back: its caption, header and rows, one sentence per row.
+
+Retrieval indexes each row as a sentence that carries the caption and the header
+('Table 1: ... | Consumption: Human life, avg, 1 year | CO 2e (lbs): 11,023'), so a
+row matches a question on its own; a context shows some rows of a table under its
+caption and header once (`table_block`).
+"""
+from __future__ import annotations
+
+import re
+
+CAPTION_CHARS_IN_ROW = 160  # the caption a row sentence repeats is cut here (the table node keeps all of it)
+
+
+def markdown_cells(line: str) -> list[str]:
+    """The cells of one markdown table line; an escaped pipe (\\|) stays inside its cell."""
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
+def is_separator(cells: list[str]) -> bool:
+    """Whether a markdown table line's cells are its header separator (| --- | :---: |)."""
+    return all(re.fullmatch(r":?-{2,}:?", c) for c in cells)
+
+
+def table_parts(markdown: str, cut_caption: bool = True) -> tuple[str, list[str], list[list[str]]]:
+    """(caption cut at CAPTION_CHARS_IN_ROW unless not ``cut_caption``, header cells, data rows) of a
+    (caption +) markdown table; a data row with no value is left out, so the rows line up with
+    `table_row_sentences`."""
+    rows: list[list[str]] = []
+    caption = ""
+    for line in markdown.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            if not rows and line:
+                caption = f"{caption} {line}".strip()
+            continue
+        cells = markdown_cells(line)
+        if is_separator(cells) or (rows and not any(cells)):
+            continue  # the separator line, or an empty data row (the first line is the header, even empty)
+        rows.append(cells)
+    if not rows:
+        return caption, [], []
+    if cut_caption and len(caption) > CAPTION_CHARS_IN_ROW:
+        cut = caption.rfind(" ", 0, CAPTION_CHARS_IN_ROW)
+        caption = caption[: cut if cut > 0 else CAPTION_CHARS_IN_ROW] + " …"
+    return caption, rows[0], [r for r in rows[1:] if any(r)]
+
+
+def table_row_sentences(markdown: str) -> list[str]:
+    """Each data row of a (caption +) markdown table as 'Caption | Header: value | Header: value'."""
+    caption, header, rows = table_parts(markdown)
+    out = []
+    for r in rows:
+        pairs = [f"{header[i]}: {v}" if i < len(header) and header[i] else v for i, v in enumerate(r) if v]
+        out.append(" | ".join([caption, *pairs] if caption else pairs))
+    return out
+
+
+def table_block(markdown: str, row_indices: list[int]) -> str:
+    """Some data rows of a table as one compact markdown block: the caption and the header once,
+    then the rows (indices into `table_row_sentences`' list) in table order."""
+    caption, header, rows = table_parts(markdown)
+    lines = [caption] if caption else []
+    if any(header):
+        lines += ["| " + " | ".join(header) + " |"]
+    lines += ["| " + " | ".join(rows[i]) + " |" for i in sorted(set(row_indices)) if 0 <= i < len(rows)]
+    return "\n".join(lines)
+
+
+_ABBREVIATION = re.compile(r"\(([A-Z][A-Za-z0-9&/+-]{0,9})\)")
+_LINKING = {"and", "of", "the", "for", "in", "on", "with", "to", "a", "an", "&"}
+
+
+def caption_abbreviations(caption: str) -> dict[str, str]:
+    """Abbreviations a caption defines, 'Pause and Resume (P&R)' -> {'P&R': 'Pause and Resume'}:
+    the fewest words before the brackets whose initials, linking words skipped, spell its letters.
+    A row named by the abbreviation can then be matched with the words a question uses."""
+    out: dict[str, str] = {}
+    for m in _ABBREVIATION.finditer(caption):
+        abbr = m.group(1)
+        letters = [c.lower() for c in abbr if c.isalpha()]
+        if len(letters) < 2 or sum(c.isupper() for c in abbr) < 2:
+            continue
+        words = re.findall(r"[A-Za-z][\w-]*|&", caption[: m.start()])
+        for n in range(len(letters), min(len(words), 2 * len(letters)) + 1):
+            span = words[-n:]
+            initials = [w[0].lower() for w in span if w.lower() not in _LINKING]
+            if initials == letters and span[0].lower() not in _LINKING:
+                out[abbr] = " ".join(span)
+                break
+    return out
