@@ -191,7 +191,7 @@ def label_word_chunks(t: Table, k: int) -> list[str] | None:
 
 
 def value_names_only(t: Table, k: int) -> list[str] | None:
-    """A header that names the value columns only ("H100 TPU v1 TPU v2 ...", a version joined to its name),
+    """A header that names the value columns only ("A100 TPU v1 TPU v2 ...", a version joined to its name),
     every chunk a name, when every row has a name of its own: the row labels' column stays unnamed."""
     if not _glued_header_readable(t, k):
         return None
