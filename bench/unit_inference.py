@@ -25,7 +25,7 @@ from stages.core.answer.kinds import KINDS, infer_type, question_kind  # noqa: E
 from stages.core.common.dataio import read_questions  # noqa: E402
 from stages.core.common.params import load_params  # noqa: E402
 from stages.core.common.values import BLANK  # noqa: E402
-from stages.core.index.vocab import QUESTION_UNIT_WORDS  # noqa: E402
+from stages.core.common.vocab import QUESTION_UNIT_WORDS  # noqa: E402
 
 SETS = {"dev": "data/wattbot/dev_QA.csv", "train": "data/wattbot/train_QA.csv",
         "corpus2": "tests/data/corpus2/questions.csv"}  # the second corpus (tests/data/corpus2)

@@ -5,7 +5,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from stages.core.index.keywords import KeywordIndex, tokenize, words
-from stages.core.index.vocab import canonical, number, scaled
+from stages.core.common.vocab import canonical, number, scaled
 
 
 def test_words_drop_stop_words_and_thousands_separators_and_split_hyphens():

@@ -200,7 +200,7 @@ def test_unit_boost_moves_a_unit_with_the_answer_unit_up():
 
 
 def test_unit_family_spellings():
-    from stages.core.index.vocab import unit_family_spellings
+    from stages.core.common.vocab import unit_family_spellings
     from stages.core.retrieve.answer_unit import unit_pattern
 
     assert {"kWh", "MWh", "TWh", "joules"} <= unit_family_spellings("GWh")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from stages.core.answer.grounding import eval_arithmetic, grounded_number, numbers_in
 from stages.core.common.values import close, parse_ref_ids
-from stages.core.index.vocab import CONVERSION_CONSTANTS
+from stages.core.common.vocab import CONVERSION_CONSTANTS
 
 COLUMNS = [
     "id", "question", "answer", "answer_value", "answer_unit",

@@ -19,7 +19,7 @@ from typing import get_args, Literal
 
 from stages.core.answer.restate import mentions, restate, significant_digits
 from stages.core.index.keywords import STOP_WORDS
-from stages.core.index.vocab import unit_family_spellings
+from stages.core.common.vocab import unit_family_spellings
 
 Operation = Literal["none", "difference", "sum", "ratio", "percent_change", "product"]
 OPERATIONS: tuple[str, ...] = get_args(Operation)

@@ -17,7 +17,7 @@ import re
 import unicodedata
 
 from stages.core.common.values import close
-from stages.core.index.vocab import UNIT_FACTORS
+from stages.core.common.vocab import UNIT_FACTORS
 
 # value = stated number * factor, whatever the unit: magnitudes and percent <-> fraction
 MAGNITUDE_FACTORS = (1.0, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9, 1e12, 1e-12, 100.0, 0.01)

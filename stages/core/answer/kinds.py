@@ -3,7 +3,7 @@
 With the unit (WattBot's questions files) `question_kind` decides; where the questions file
 gives no unit (no answer_unit column, or a blank cell) `question_type` infers the kind and the
 unit from the question alone (`answer.infer_unit`): numeric with the unit the question names
-(the tables of stages/core/index/vocab.py), True/False for yes/no questions, a range, a name
+(the tables of stages/core/common/vocab.py), True/False for yes/no questions, a range, a name
 (text), or a free explanation ("why", "explain", "what drove", ...).
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Literal, get_args
 
 from stages.core.common.values import BLANK
-from stages.core.index.vocab import QUANTITY_UNITS, QUESTION_RATE_UNITS, QUESTION_RATIO_UNITS, QUESTION_UNIT_WORDS
+from stages.core.common.vocab import QUANTITY_UNITS, QUESTION_RATE_UNITS, QUESTION_RATIO_UNITS, QUESTION_UNIT_WORDS
 
 Kind = Literal["true_false", "numeric", "range", "text", "explain"]
 KINDS: tuple[str, ...] = get_args(Kind)

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from stages.core.common.values import BLANK, close, is_blank
-from stages.core.index.vocab import UNIT_ALIASES
+from stages.core.common.vocab import UNIT_ALIASES
 
 _TRUE = {"true", "yes"}
 _FALSE = {"false", "no"}

@@ -20,8 +20,8 @@ from decimal import Decimal
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
-from stages.core.index.vocab import UNIT_SCALES as _SCALES
-from stages.core.index.vocab import answer_unit_scale as unit_scale  # (family, scale) of an answer unit
+from stages.core.common.vocab import UNIT_SCALES as _SCALES
+from stages.core.common.vocab import answer_unit_scale as unit_scale  # (family, scale) of an answer unit
 from stages.core.tree.tables import is_separator, markdown_cells
 
 # digits, then a magnitude word or a suffix letter glued to the digits, then the unit word right after

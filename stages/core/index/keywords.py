@@ -20,7 +20,7 @@ from rank_bm25 import BM25Okapi
 from scipy import sparse
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from stages.core.index.vocab import (
+from stages.core.common.vocab import (
     EQUIVALENT,
     MAGNITUDES,
     SIZE_SUFFIXES,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from stages.core.index.vocab import UNIT_SPELLINGS, unit_family_spellings
+from stages.core.common.vocab import UNIT_SPELLINGS, unit_family_spellings
 from stages.core.retrieve.units import RetrievedUnit
 
 # a unit stating a number in the answer unit scores x(1 + this): a passage that states the asked quantity
