@@ -55,6 +55,8 @@ def run_row(row: Row, out_dir: Path | None, artifacts: str) -> str:
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     cmd = command_for(row, ROOT, out_dir, artifacts)
+    if cmd.startswith("python "):  # this interpreter (the venv's), whatever PATH says
+        cmd = f"{sys.executable} {cmd[len('python '):]}"
     print(f"--- {row.id}: {cmd}", flush=True)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, shell=True, cwd=ROOT, capture_output=True, text=True, check=False)

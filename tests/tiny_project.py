@@ -90,7 +90,7 @@ def make_project(tmp: Path, model: str = "qwen2.5-coder-0.5b", name: str = "proj
     params["data"] = {"corpus_dir": "data/corpus", "metadata": "data/metadata.csv", "questions": "data/questions.csv"}
     params["llm"].update(model=model, n_ctx=4096)
     params["plan"]["n_queries"] = 2
-    params["retrieve"].update(max_context_tokens=300, top_k=4, bm25_k=2, top_k_final=6)
+    params["retrieve"].update(max_context_tokens=300)
     params["answer"].update(max_retries=1, demo_file="data/questions.csv", demos=[])
     params["ensemble"]["n"] = 2
     (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
