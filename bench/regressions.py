@@ -64,15 +64,21 @@ def run_row(row: Row, out_dir: Path | None, artifacts: str) -> str:
     return "" if proc.returncode == 0 else "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
 
 
-def write_readme(verdicts: list[dict]) -> None:
+def readme_table() -> list[str]:
+    """README's results table from the last check (rows since deleted from the files are left out)."""
     rows = {r.id: r for r in all_rows()}
-    vs = [Verdict(rows[v["id"]], v["status"], v["value"], v["detail"]) for v in verdicts if v["id"] in rows]
+    last = json.loads(LAST.read_text(encoding="utf-8"))["rows"]
+    return results_table([Verdict(rows[v["id"]], v["status"], v["value"], v["detail"])
+                          for v in last if v["id"] in rows])
+
+
+def write_readme() -> None:
     text = README.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
         raise SystemExit(f"regressions: {README} has no {BEGIN} ... {END} block")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    README.write_text(head + BEGIN + "\n" + "\n".join(results_table(vs)) + "\n" + END + tail, encoding="utf-8")
+    README.write_text(head + BEGIN + "\n" + "\n".join(readme_table()) + "\n" + END + tail, encoding="utf-8")
     print(f"regressions: README results table written from {LAST.relative_to(ROOT)}")
 
 
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", action="store_true", help="only write README's results table from the last check")
     args = ap.parse_args(argv)
     if args.readme:
-        write_readme(json.loads(LAST.read_text(encoding="utf-8"))["rows"])
+        write_readme()
         return 0
     rows = [r for r in all_rows() if r.tier in args.tier and (args.only is None or r.id in args.only)]
     if args.only:
@@ -96,16 +102,14 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise SystemExit(f"regressions: no row {', '.join(unknown)} in tiers {', '.join(args.tier)}")
     verdicts: list[Verdict] = []
-    ran: set[str] = set()
+    failures: dict[str, str] = {}  # command -> '' or its failure: rows sharing a command run it once
     for row in rows:
-        failed = ""
-        # rows sharing a command (several metrics of one run) run it once
         # a row with a rev (an older version's number, kept to compare with) is run by hand there, never here
-        if not args.no_run and row.tier != "archive" and not row.rev and row.command not in ran:
-            failed = run_row(row, args.out_dir, args.artifacts)
-            ran.add(row.command)
+        if not args.no_run and row.tier != "archive" and not row.rev and row.command not in failures:
+            failures[row.command] = run_row(row, args.out_dir, args.artifacts)
+        failed = failures.get(row.command, "")
         v = check_row(row, ROOT, args.out_dir)
-        if failed and v.status != "OK":
+        if failed:  # an output left by an earlier run must not pass for this one
             v = Verdict(row, "FAIL", v.value, f"command failed: {failed}")
         verdicts.append(v)
         print(verdict_line(v), flush=True)
