@@ -11,7 +11,7 @@ import pytest
 from stages.core.answer import typed_reader as reader
 from stages.core.answer.grounding import numbers_in
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.restate import Mention, mentions, more_precise, restate, unit_scale
+from stages.core.answer.restate import Mention, mentions, restate, unit_scale
 
 
 def test_mentions_read_magnitude_words_suffixes_and_units() -> None:
@@ -131,49 +131,3 @@ def test_a_table_record_cell_takes_the_unit_and_magnitude_its_column_name_writes
     grid = "| Site | Water (million L) |\n|---|---|\n| Iowa | 4.814 |"
     assert mentions(grid)[-1] == Mention(4.814, pytest.approx(4.814e6), "L")
 
-
-def test_a_copied_rounding_becomes_the_one_precise_number_it_rounds() -> None:
-    """train q124: "5.4 million liters" copied from prose, 5.439 (million L) in a table, the grader's 0.1%."""
-    prose = "training GPT-3 can consume a total of 5.4 million liters of water"
-    table = "Water for Training (million L) Total Water: U.S. Average = 5.439; Arizona = 9.629"
-    assert more_precise(5.4e6, 5.4, [prose, table], "liters") == pytest.approx(5.439e6)
-    # nothing more precise stated, or two numbers it could round: the copied value stays
-    assert more_precise(5.4e6, 5.4, [prose], "liters") == 5.4e6
-    assert more_precise(5.4e6, 5.4, [prose, table, "about 5.43 million liters"], "liters") == 5.4e6
-    # a whole number or a number already written with three digits is not taken for a rounding
-    assert more_precise(30000, 30000, ["30,000 GPU hours and 30,060 in all"], "hours") == 30000
-    assert more_precise(5.44e6, 5.44, [prose, table], "liters") == 5.44e6
-    # a small number Python writes with an exponent keeps its own last digit: 1.5e-05 rounds nothing at 0.35
-    assert more_precise(1.5e-05, 1.5e-05, ["1.5e-05 kWh and 0.35 kWh", "0.0000153"], "kWh") == pytest.approx(1.53e-05)
-    # a number of a unit family that neither the answer nor the copied mention has does not count
-    assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "seconds") == 1.2
-    assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "") == 1.2
-    assert more_precise(1.2, 1.2, ["PUE 1.2", "1.23 kWh"], "kWh") == pytest.approx(1.23)
-    assert more_precise(1.2, 1.2, ["PUE 1.2", "| Site | PUE |\n|---|---|\n| Iowa | 1.23 |"], "") == pytest.approx(1.23)
-
-
-def test_a_minus_sign_the_pointed_units_always_write_comes_back_unless_a_decrease_is_asked():
-    from stages.core.answer.record import ContextBlock
-    from stages.core.answer.restate import written_negative
-    from stages.core.answer.typed_reader import read_reply
-
-    # samsi2024 Table III (dev d960): "-34.66" in a "% change" column, read back as 34.66
-    row = "TABLE III: Effects of GPU power capping | 512 | Time 150W: 21.70 | Energy 150W: -34.66 | Token 150W: -17.83"
-    q = "What was the percent change in energy with a 150W power cap for an output length of 512?"
-    assert written_negative(34.66, [row], q)
-    assert not written_negative(21.70, [row], q)  # written without a sign
-    assert not written_negative(34.66, [row], "By what percent was energy reduced with a 150W cap?")
-    assert not written_negative(34.66, [row + " | saved 34.66 kWh"], q)  # written both ways: the copy decides
-    assert not written_negative(-34.66, [row], q)
-    # the dash of a range is no minus sign, and 95 is also written "95.00" (never "950")
-    sm = "What average SM utilization did LLaMA 65B reach with 4 shards at an output length of 256?"
-    assert not written_negative(95.0, ["SM utilization was in the 94%-95% range"], sm)
-    assert not written_negative(95.0, ["SM utilization was in the 94%-95% range", "| 4 256 23.36 95.00 |"], sm)
-    assert not written_negative(5.0, ["between 10-5 and 20"], sm) and written_negative(5.0, ["a change of (-5)"], sm)
-    assert not written_negative(95.0, ["a change of -950"], sm) and written_negative(95.0, ["change: -95.00 |"], sm)
-    units = [ContextBlock("samsi2024", row, "table")]
-    data = {"units": [1], "value": 34.66}
-    assert read_reply("numeric", "percent", data, units, question=q).value == "-34.66"
-    # an operation with no second operand copies a: a gets the sign back too (d960's "difference", a 34.66, b 0)
-    op = {"units": [1], "operation": "difference", "a": 34.66, "b": 0}
-    assert read_reply("numeric", "percent", op, units, question=q).value == "-34.66"

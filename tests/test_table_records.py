@@ -1,7 +1,7 @@
 """Markdown tables shown to the reader as records (stages/core/table_records.py)."""
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.table_records import grouped_columns, spanning_columns, table_records
+from stages.core.answer.table_records import spanning_columns, table_records
 from stages.core.answer.typed_answer import (
     TypedMember,
     TypedQuestion,
@@ -99,24 +99,9 @@ GROUPED = ("Table B2 Comparison single vs. double node deployment\n"
            "| DS Llama | 70B 2543.47 6792.54 2.67 702.06 1899.86 2.71 |")
 
 
-def test_grouped_columns_are_cut_per_group_and_sub_column():
-    assert grouped_columns("Duration (s) Energy consumed (Wh) single double ratio single double ratio") == [
-        "Duration (s) single", "Duration (s) double", "Duration (s) ratio",
-        "Energy consumed (Wh) single", "Energy consumed (Wh) double", "Energy consumed (Wh) ratio"]
-    # sub-columns that do not repeat once per group, one group, or no bracketed group: not grouped
-    assert grouped_columns("Duration (s) Energy (Wh) single double ratio single double mean") == []
-    assert grouped_columns("Energy (Wh) single double") == []
-    assert grouped_columns("Hardware Power Hours kWh") == []
-
-
-def test_a_table_glued_under_grouped_columns_becomes_records():
-    out = table_records(GROUPED).split("\n")
-    assert out[0].startswith("Table B2")
-    assert "Energy consumed (Wh) double: Qwen 2.5 72B = 95.70; DS Llama 70B = 1899.86" in out
-    assert "Duration (s) ratio: Qwen 2.5 72B = 1.87; DS Llama 70B = 2.67" in out
-    # a row with fewer numbers than grouped columns: the table stays as it is
-    short = GROUPED.replace("2.67 702.06 1899.86 2.71", "2.67 702.06")
-    assert table_records(short) == short
+def test_a_table_glued_under_grouped_columns_stays_as_it_is():
+    # the grouped-header repair measured +-0 on the blind set (regressions row blind-without-grouped-headers): removed
+    assert table_records(GROUPED) == GROUPED
 
 
 # li2025b Table 1 as the tree writes it: a two-row header whose groups span sub-columns, glued into one cell

@@ -15,11 +15,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import get_args, Literal
+from typing import Literal, get_args
 
 from stages.core.answer.restate import mentions, restate, significant_digits
-from stages.core.index.keywords import STOP_WORDS
-from stages.core.common.vocab import unit_family_spellings
 
 Operation = Literal["none", "difference", "sum", "ratio", "percent_change", "product"]
 OPERATIONS: tuple[str, ...] = get_args(Operation)
@@ -47,30 +45,6 @@ _ASKS_DIFFERENCE = re.compile(
     r"slower)\b|\bby how (?:many|much)\b", re.IGNORECASE)
 
 
-# a sum the wording asks for: "Adding the pretraining compute and the alignment compute"
-_ASKS_SUM = re.compile(r"\b(?:adding|add up|combined|sum of|plus|together)\b", re.IGNORECASE)
-_NUMBER_TEXT = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\d,]*\.\d)")
-
-
-# a range of multipliers as a text states it: "10–15 times", "between 130 and 1500 times less", "2-3x", "4 to 5-fold"
-_TIMES_RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:–|—|-|to|and)\s*(\d[\d,]*(?:\.\d+)?)\s*"
-                          r"(?:times\b|×|x\b|-?fold\b)", re.IGNORECASE)
-
-
-def _same(x: float, y: float) -> bool:
-    return math.isclose(x, y, rel_tol=1e-9)
-
-
-def stated_times_range(a: float, b: float, texts: Sequence[str]) -> tuple[float, float] | None:
-    """The range of multipliers a text states ("10–15 times") whose two ends are the operands a ratio
-    reply copied: asked "how many times more", the 1.5B divides 15 by 10, but the
-    answer is the stated range. None when no text states the operands so."""
-    for text in texts:
-        for m in _TIMES_RANGE.finditer(text):
-            lo, hi = (float(g.replace(",", "")) for g in m.groups())
-            if lo != hi and (_same(lo, a) and _same(hi, b) or _same(lo, b) and _same(hi, a)):
-                return min(lo, hi), max(lo, hi)
-    return None
 
 
 def operation_asked(question: str, unit: str) -> str | None:
@@ -113,47 +87,6 @@ def unrunaway(x: float, other: float, pointed: Sequence[str], others: Sequence[s
             ref = abs(other) if other else 1.0
             return min(found, key=lambda d: abs(math.log10(abs(d)) - math.log10(ref)))
     return x
-
-
-def asks_two_numbers(operation: str, question: str, unit: str) -> bool:
-    """Whether the question's wording itself asks for the two-number operation the model named: a
-    difference, ratio or percent change it names (`operation_asked`), or a sum ("adding", "combined")."""
-    if operation == "sum":
-        return bool(_ASKS_SUM.search(question))
-    return operation in ("difference", "ratio", "percent_change") and operation_asked(question, unit) is not None
-
-
-def missing_operand(a: float, unit: str, pointed: Sequence[str]) -> float | None:
-    """The second operand a reply left at 0, as the pointed units write it: the number they state in the
-    answer unit's family ("1.3" of "1.3 GW" for MW, "60 GPU hours" for GPU hours) other than a, the
-    one nearest a in the unit that states a; elsewhere only when it is the one such number. None when no
-    unit or several numbers could be meant. Asked "by how many MW did storage grow", the 1.5B copies
-    445 MW and writes b = 0 beside "1.3 GW ... up from 445 megawatts"."""
-    spellings = sorted((s for s in unit_family_spellings(unit) if s.lower() not in STOP_WORDS), key=len, reverse=True)
-    if not spellings:
-        return None
-    stated = re.compile(rf"(\d[\d,]*(?:\.\d+)?)\s*(?:[A-Za-z][\w-]*\s+){{0,2}}?(?:{'|'.join(map(re.escape, spellings))})\b")
-    va = restate(a, pointed, (), unit)
-    near: list[tuple[int, float]] = []  # (distance to a in a's unit, number as written)
-    far: dict[float, float] = {}  # value in the answer unit -> number as written
-    for text in pointed:
-        at_a = [m.start() for m in _NUMBER_TEXT.finditer(text) if _value(m.group()) == a]
-        for m in stated.finditer(text):
-            written = _value(m.group(1))
-            v = restate(written, [m.group()], (), unit)  # in the answer unit: "1.3 GW" is 1300 MW
-            if v == 0 or math.isclose(v, va, rel_tol=1e-6):
-                continue
-            if at_a:
-                near.append((min(abs(m.start() - p) for p in at_a), written))
-            else:
-                far.setdefault(v, written)
-    if near:
-        return min(near)[1]
-    return next(iter(far.values())) if len(far) == 1 else None
-
-
-def _value(number: str) -> float:
-    return float(number.replace(",", ""))
 
 
 def rounded(v: float, decimals: int) -> float:

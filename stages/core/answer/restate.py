@@ -16,7 +16,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
@@ -31,7 +30,7 @@ _MENTION = re.compile(
     rf"(?:\s*((?i:{'|'.join(MAGNITUDE_WORDS)}))\b|([{''.join(MAGNITUDE_SUFFIXES)}])(?![A-Za-z]))?"
     r"(?:\s?(?:GPU[\s-]?)?([A-Za-zµμ]+?(?:-hours?)?)(?:\s?CO\s?2\s?e?q?)?(?![A-Za-z]))?"
 )
-_URL = re.compile(r"(?:https?://|www\s?\.)\S+(?:\s?\.\S+)*", re.I)  # "http://www .x.com/a-10" as PDFs break it
+_URL = re.compile(r"(?:https?://|www\s?\.)\S+(?:\s?\.\S+)*", re.IGNORECASE)  # "http://www .x.com/a-10" as PDFs break it
 # "32 billion" written as 32000000 (zeros slipped by thousands), "6.1 billion" as 61000000000 (the decimal
 # point dropped): the digits agree up to a power of ten
 _POWERS_OF_TEN = tuple(10.0 ** k for k in range(1, 13))
@@ -182,56 +181,7 @@ def restate(v: float, pointed: Sequence[str], others: Sequence[str], unit: str) 
     return v
 
 
-MAX_ROUNDED_DIGITS = 2  # a copied number with at most this many significant digits may be a rounding
-
-
 def significant_digits(x: float) -> str:
     """The significant digits of x ("4" for 4e15 and for 40, "125" for 0.0125), a decimal point
     between them kept ("5.439"): the leading digits a runaway operand shares (arithmetic.runaway)."""
     return re.sub(r"[^1-9]*$", "", re.sub(r"^[0.]*", "", f"{abs(x):.15f}".rstrip("0"))) or "0"
-
-
-def _n_significant(x: float) -> int:
-    """How many significant digits x has: 5.4 -> 2, 5.439 -> 4, 30000.0 -> 1."""
-    return len(significant_digits(x).replace(".", ""))
-
-
-def more_precise(v: float, copied: float, texts: Sequence[str], unit: str) -> float:
-    """v, or the one number of the texts that v is a rounding of: the model copied "5.4 million liters"
-    from prose where a table of the same context states 5.439 (million L), and the grader's 0.1% wants
-    the latter. Only for a copied decimal of at most MAX_ROUNDED_DIGITS significant
-    digits; the candidate must lie within half a unit of its last digit (at v's magnitude), write more
-    digits, state no unit of a family that neither the answer unit nor the copied mention has ("PUE 1.2"
-    is no rounding of "1.23 kWh"), and be the only such number; else v."""
-    if not math.isfinite(v) or v == 0 or copied == int(copied) or _n_significant(copied) > MAX_ROUNDED_DIGITS:
-        return v
-    decimals = -Decimal(repr(abs(copied))).as_tuple().exponent  # 5.4 -> 1, 1.5e-05 -> 6
-    half = 0.5 * 10.0 ** -decimals * abs(v / copied)
-    said = [mn for t in texts for mn in mentions(t)]
-    target = unit_scale(unit)
-    families = {_SCALES[mn.unit][0] for mn in said if mn.unit in _SCALES and close(mn.value, abs(v))}
-    families |= {target[0]} if target else set()
-    found = {mn.value for mn in said
-             if abs(mn.value - abs(v)) <= half * (1 + 1e-9) and not close(mn.value, abs(v))
-             and _n_significant(mn.digits) > _n_significant(copied)
-             and not (mn.unit in _SCALES and _SCALES[mn.unit][0] not in families)}
-    return math.copysign(found.pop(), v) if len(found) == 1 else v
-
-
-# a question that asks for a decrease as such ("what reduction", "how much lower") takes its size, unsigned
-_ASKS_DECREASE = re.compile(r"\b(?:reduc|decreas|sav|drop|lower|less|fewer|cut|declin|shrink|smaller)", re.I)
-
-
-def written_negative(v: float, texts: Sequence[str], question: str) -> bool:
-    """Whether a positive number the model copied is written in ``texts`` (the context's units) only with a
-    minus sign ("-34.66" in a "% change" column, read back as 34.66), for a question that does not
-    ask for a decrease as such (a "reduction" is a size)."""
-    if v <= 0 or _ASKS_DECREASE.search(question):
-        return False
-    digits = f"{v:f}".rstrip("0").rstrip(".")
-    zeros = "0*" if "." in digits else r"(?:\.0+)?"  # 34.66 is written "34.660" too, 95 "95.00" (not "950")
-    # no sign after a number: the dash of "94%-95%" or "10-15" joins a range
-    signs = [m.group(1) for text in texts
-             for m in re.finditer(rf"(?<![\w.%])([-−–]|(?<![-−–]))\s?{re.escape(digits)}{zeros}(?![\d.])",
-                                  text)]
-    return bool(signs) and all(signs)

@@ -15,9 +15,8 @@ the value stands next to both names. One record per row; a table wider than it i
 Only well-formed tables are rewritten: a short name over every value column, every row as wide
 as the header and no cell packing several numbers. A table whose columns extraction glued
 together ("| Hardware Power (W) Hours kWh | 1415.78 12 27 26 |") stays as it is: as records
-it would pair the wrong names with the values, unless its header is grouped columns
-(`grouped_columns`) or a two-row header of spanning groups (`spanning_columns`), whose names and
-count are certain. A trimmed table
+it would pair the wrong names with the values, unless its header is a two-row header of spanning
+groups (`spanning_columns`), whose names and count are certain. A trimmed table
 (retrieve.trim_table_tokens) has no separator line; its first line is still the header.
 """
 from __future__ import annotations
@@ -43,14 +42,11 @@ def _header_and_rows(lines: list[str]) -> tuple[list[str], list[list[str]]] | No
 
 def _grid(lines: list[str]) -> list[list[str]] | None:
     """Header + rows of a markdown table block, or None when it is not well-formed; a two-column table
-    glued under grouped column names (`_grouped_grid`) or under a two-row header of spanning groups
-    (`_spanning_grid`) is cut into its columns."""
+    glued under a two-row header of spanning groups (`_spanning_grid`) is cut into its columns."""
     parts = _header_and_rows(lines)
     if parts is None:
         return None
     header, rows = parts
-    if grid := _grouped_grid(header, rows):
-        return grid
     if grid := _spanning_grid(header, rows):
         return grid
     width = len(header)
@@ -63,42 +59,6 @@ def _grid(lines: list[str]) -> list[list[str]] | None:
     if any(sum(bool(_NUMBER_TOKEN.match(t)) for t in c.split()) > MAX_NUMBERS_PER_CELL for r in rows for c in r[1:]):
         return None
     return [header, *rows]
-
-
-def grouped_columns(glued: str) -> list[str]:
-    """Column names of a glued header whose groups end in a bracketed unit and whose sub-columns follow
-    them, repeated once per group: "Duration (s) Energy consumed (Wh) single double ratio single double
-    ratio" -> "Duration (s) single", ..., "Energy consumed (Wh) ratio". [] when the header is not so."""
-    m = re.match(r"^(.*\))\s+([^()]+)$", glued.strip())
-    if not m:
-        return []
-    groups = [g.strip() for g in re.split(r"(?<=\))\s+", m.group(1)) if g.strip()]
-    subs = m.group(2).split()
-    if len(groups) < 2 or len(subs) % len(groups) or not all(g.endswith(")") for g in groups):
-        return []
-    period = len(subs) // len(groups)
-    if period < 2 or any(subs[i] != subs[i % period] for i in range(len(subs))):
-        return []
-    return [f"{g} {s}" for g in groups for s in subs[:period]]
-
-
-def _grouped_grid(header: list[str], rows: list[list[str]]) -> list[list[str]] | None:
-    """A two-column table whose second column glues grouped columns (`grouped_columns`) and whose rows
-    end in exactly that many numbers; words before the numbers ("| Qwen | 2.5 72B 164.44 ...") belong
-    to the row's name."""
-    if len(header) != 2 or not rows or any(len(r) != 2 for r in rows):
-        return None
-    columns = grouped_columns(header[1])
-    if not columns:
-        return None
-    out = [[header[0], *columns]]
-    for name, values in rows:
-        tokens = values.split()
-        if len(tokens) < len(columns) or not all(_NUMBER_TOKEN.match(t) for t in tokens[-len(columns):]):
-            return None
-        lead = tokens[: len(tokens) - len(columns)]
-        out.append([" ".join([name, *lead]).strip(), *tokens[-len(columns):]])
-    return out
 
 
 def _repeated_tail(tokens: list[str]) -> tuple[int, int]:

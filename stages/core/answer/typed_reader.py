@@ -21,15 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stages.core.answer.arithmetic import (asks_two_numbers, compute, missing_operand, operation_asked,
-                                           rounded_conversion, stated_times_range, unrunaway)
+from stages.core.answer.arithmetic import compute, rounded_conversion
 from stages.core.answer.grounding import grounded_number, numbers_in
 from stages.core.answer.kinds import Kind
-from stages.core.answer.names import tidy_name
 from stages.core.answer.normalize import normalize_value
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.restate import more_precise, restate, written_negative
-from stages.core.answer.table_cells import pick_cell, same_record_operand
+from stages.core.answer.restate import restate
 from stages.core.common.values import BLANK
 
 MAX_TEXT_CHARS = 100  # a name or short phrase
@@ -108,13 +105,9 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     """The reply as a submission value, with pointers and whether the value is grounded.
 
     ``true_prob``: a calibrated P(True) for a True/False question; it decides the answer instead of
-    the sampled token (from TF_THRESHOLD). A name answer loses the question's "Which ..." words at its
-    ends (`names.tidy_name`). A copied number is read as the context writes it: the record's cell whose
-    column the question names (`table_cells.pick_cell`), its minus sign back when the context writes
-    it only negative and the question does not ask for a decrease as such (`restate.written_negative`),
-    the magnitude or unit written next to it (`restate.restate`) and the one more precise number it
-    rounds ("5.4 million" for 5.439 million, `restate.more_precise`). An `operation` reply is computed
-    in code (`_operation_reading`). A grounded answer points only at the units that state it.
+    the sampled token (from TF_THRESHOLD). A copied number is read as the context writes it, with the
+    magnitude or unit written next to it (`restate.restate`). An `operation` reply is computed in code
+    (`_operation_reading`). A grounded answer points only at the units that state it.
     """
     if not data:
         return Reading()
@@ -135,8 +128,6 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         if not isinstance(ans, str) or not ans.strip() or ans.strip().lower() in ("null", BLANK):
             return Reading(pointers=pointers)
         phrase = ans.strip().rstrip(".")
-        if question:
-            phrase = tidy_name(phrase, question)
         return _repointed(Reading(phrase, pointers), units, lambda text: phrase.lower() in text.lower(), evidence)
     if kind == "range":
         lo, hi = _number(data.get("low")), _number(data.get("high"))
@@ -147,21 +138,11 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
         return _repointed(Reading(value, pointers), units,
                           lambda text: _grounded_value(lo, text, unit) and _grounded_value(hi, text, unit), evidence)
     if "operation" in data:
-        if stated := _times_range(data, question, unit, units, pointers):
-            lo, hi = stated
-            return _repointed(Reading(normalize_value(f"[{lo!r},{hi!r}]", unit), pointers,
-                                      expression=f"{lo:g} to {hi:g} times, as stated"), units,
-                              lambda text: stated_times_range(lo, hi, [text]) is not None, evidence)
         return _operation_reading(data, pointers, evidence, question, unit, units)
     stated = _number(data.get("value"))
     if stated is None:
         return Reading(pointers=pointers)
-    if question:
-        stated = pick_cell(question, stated, _table_texts(units, pointers))
-    if written_negative(stated, [u.text for u in units], question):
-        stated = -stated
     exact = restate(stated, *_pointed_and_others(units, pointers), unit)
-    exact = more_precise(exact, stated, [u.text for u in units], unit)
     v = rounded_conversion(exact, stated)
     value = normalize_value(repr(round(v, 10)) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
@@ -170,51 +151,25 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     return _repointed(Reading(value, pointers), units, lambda text: _grounded_value(exact, text, unit), evidence)
 
 
-def _table_texts(units: Sequence[ContextBlock], pointers: Sequence[int]) -> list[str]:
-    """The table units' texts, the pointed ones first."""
-    order = [*pointers, *(k for k in range(1, len(units) + 1) if k not in pointers)]
-    return [units[k - 1].text for k in order if units[k - 1].media == "table"]
-
-
 def _pointed_and_others(units: Sequence[ContextBlock], pointers: Sequence[int]) -> tuple[list[str], list[str]]:
     """The texts of the pointed units and of the others: a copied number is looked up there, in that order."""
     return ([units[k - 1].text for k in pointers],
             [u.text for k, u in enumerate(units, start=1) if k not in pointers])
 
 
-def _times_range(data: dict[str, Any], question: str, unit: str, units: Sequence[ContextBlock],
-                 pointers: tuple[int, ...]) -> tuple[float, float] | None:
-    """The stated range of multipliers a ratio reply's operands are the ends of (pointed units first)."""
-    a, b = _number(data.get("a")), _number(data.get("b"))
-    if a is None or not b or "ratio" not in (data.get("operation"), operation_asked(question, unit)):
-        return None
-    pointed, others = _pointed_and_others(units, pointers)
-    a, b = unrunaway(a, b, pointed, others), unrunaway(b, a, pointed, others)  # "b": 1000000000000000 for 10
-    return stated_times_range(a, b, [*pointed, *others])
-
-
 def _operation_reading(data: dict[str, Any], pointers: tuple[int, ...], evidence: str, question: str, unit: str,
                        units: Sequence[ContextBlock]) -> Reading:
     """An `operation` reply computed in code (`arithmetic.compute`); grounded when its operands are stated
-    numbers. A b of 0 for a two-number operation the wording asks for is the number the pointed units state
-    beside a (`arithmetic.missing_operand`); operands copied from two records of one table under different
-    columns become one record's cells (`table_cells.same_record_operand`); an operation with no second operand
-    copies a, and its result gets back the minus sign the units write."""
+    numbers; an operation with no second operand copies a."""
     a, b = _number(data.get("a")), _number(data.get("b"))
     op = data.get("operation")
     if a is None or not isinstance(op, str):
         return Reading(pointers=pointers)
     pointed, others = _pointed_and_others(units, pointers)
-    if b == 0 and asks_two_numbers(op, question, unit):
-        b = missing_operand(a, unit, pointed) or b  # the reply's b as the units state it, for grounding too
-    if b and op not in ("none", "product"):
-        b = same_record_operand(a, b, _table_texts(units, pointers)) or b
     done = compute(op, a, b, question, unit, pointed, others)
     if done is None:
         return Reading(pointers=pointers, expression=f"{op}({a:g}, {b if b is None else f'{b:g}'})")
     v, expression = done
-    if not b and written_negative(v, [*pointed, *others], question):
-        v, expression = -v, f"{expression}, signed as the units write it"
     value = normalize_value(repr(v) if v != int(v) else str(int(v)), unit)
     if value == BLANK:
         return Reading(pointers=pointers, expression=expression)
