@@ -251,17 +251,6 @@ def test_first_header_line_names_the_columns_when_the_lines_under_it_are_fewer_w
     assert len(t.columns()) == 2
 
 
-def test_caption_abbreviations_are_the_fewest_words_whose_initials_spell_them():
-    """dodge2022 Table 4's caption defines FS and P&R, the names of its rows."""
-    from stages.core.tree.tables import caption_abbreviations
-
-    got = caption_abbreviations("Table 4. The gain of the Flexible Start (FS) and Pause and Resume (P&R) methods.")
-    assert got == {"FS": "Flexible Start", "P&R": "Pause and Resume"}
-    assert caption_abbreviations("Power usage effectiveness (PUE) per site") == {"PUE": "Power usage effectiveness"}
-    # initials that do not spell it, a one-letter name, and a unit in brackets are not abbreviations
-    assert caption_abbreviations("Energy of the runs (GPU) and Power (W) in Watts (kWh)") == {}
-
-
 # morrison2025 Table 2 (abridged): the caption's footnotes and a page number sit between it and the table
 MORRISON_T2 = lines(
     PROSE_BEFORE,

@@ -11,7 +11,6 @@ from stages.core.retrieve.units import RetrievedUnit
 UNIT_BOOST = 0.5
 
 _NUMBER = re.compile(r"\d")
-_BRACKETED = re.compile(r"[(\[]([^)\]]*)[)\]]")
 
 
 def unit_pattern(answer_unit: str | None) -> re.Pattern[str] | None:
@@ -30,11 +29,6 @@ def unit_pattern(answer_unit: str | None) -> re.Pattern[str] | None:
     parts = [f"(?i:{'|'.join(long_)})"] if long_ else []
     parts += short  # short spellings (W, L, x, %) are case-sensitive
     return re.compile(rf"(?<![A-Za-z])(?:{'|'.join(parts)})(?![A-Za-z])")
-
-
-def labels_unit(label: str, pattern: re.Pattern[str]) -> bool:
-    """True when a row name writes the unit in brackets: 'Cost parity (# inferences)', 'Energy [kWh]'."""
-    return any(pattern.search(b) for b in _BRACKETED.findall(label))
 
 
 def holds_unit(u: RetrievedUnit, pattern: re.Pattern[str]) -> bool:

@@ -170,14 +170,12 @@ def build_context(
     depth: Depth,
     answer_unit: str | None = None,
     focus: dict[str, float] | None = None,
-    question: str | None = None,
 ) -> list[RetrievedUnit]:
     """Rank, expand, dedup and fuse the hits of one question into budgeted context units.
 
     A keyword hit is (node ids of the unit's text, score): one paragraph or table row,
     or the sentences of a window. `answer_unit` (the questions file's column) drives the unit
-    boost and the table rows it names; `focus` (the question's keyword tokens and their idf) and
-    the `question`'s words drive the table trim."""
+    boost; `focus` (the question's keyword tokens and their idf) drives the table trim."""
     dense_units = []
     for h in rerank(dense_per_query):
         key, ids = _unit_for(tree, h.node_id)
@@ -188,7 +186,7 @@ def build_context(
 
     pattern = unit_pattern(answer_unit)
     if focus:
-        units = [trimmed_table(tree, u, focus, pattern, question) for u in units]
+        units = [trimmed_table(tree, u, focus) for u in units]
     if pattern is not None:
         for u in units:
             if holds_unit(u, pattern):

@@ -64,7 +64,7 @@ class Retriever:
         keyword = self.index.keyword(queries[0], depth.bm25_k, doc_weights=weights)
         dense = self.index.dense(vecs, depth.top_k, doc_weights=weights)
         focus = self.index.term_weights(queries[0])
-        return build_context(self.tree, dense, keyword, depth, answer_unit, focus, queries[0])
+        return build_context(self.tree, dense, keyword, depth, answer_unit, focus)
 
 
 def retrieve_attempts(retriever: Retriever, queries: list[str], p: RetrieveParams, max_retries: int,

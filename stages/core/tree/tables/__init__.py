@@ -29,7 +29,6 @@ next to them. The modules, in the order a table goes through them:
 from stages.core.tree.tables.columns import bracket_chunks, header_chunks
 from stages.core.tree.tables.find import find_tables
 from stages.core.tree.tables.markdown import (
-    caption_abbreviations,
     is_separator,
     markdown_cells,
     table_block,
@@ -40,5 +39,5 @@ from stages.core.tree.tables.rows import bound_units, label_like, row_like, spli
 from stages.core.tree.tables.table import Table, read_table
 
 __all__ = ["find_tables", "read_table", "Table", "table_row_sentences", "table_parts", "table_block",
-           "markdown_cells", "is_separator", "caption_abbreviations", "row_like", "label_like", "split_row",
+           "markdown_cells", "is_separator", "row_like", "label_like", "split_row",
            "bound_units", "unglued", "header_chunks", "bracket_chunks"]

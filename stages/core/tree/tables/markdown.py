@@ -65,27 +65,3 @@ def table_block(markdown: str, row_indices: list[int]) -> str:
         lines += ["| " + " | ".join(header) + " |"]
     lines += ["| " + " | ".join(rows[i]) + " |" for i in sorted(set(row_indices)) if 0 <= i < len(rows)]
     return "\n".join(lines)
-
-
-_ABBREVIATION = re.compile(r"\(([A-Z][A-Za-z0-9&/+-]{0,9})\)")
-_LINKING = {"and", "of", "the", "for", "in", "on", "with", "to", "a", "an", "&"}
-
-
-def caption_abbreviations(caption: str) -> dict[str, str]:
-    """Abbreviations a caption defines, 'Pause and Resume (P&R)' -> {'P&R': 'Pause and Resume'}:
-    the fewest words before the brackets whose initials, linking words skipped, spell its letters.
-    A row named by the abbreviation can then be matched with the words a question uses."""
-    out: dict[str, str] = {}
-    for m in _ABBREVIATION.finditer(caption):
-        abbr = m.group(1)
-        letters = [c.lower() for c in abbr if c.isalpha()]
-        if len(letters) < 2 or sum(c.isupper() for c in abbr) < 2:
-            continue
-        words = re.findall(r"[A-Za-z][\w-]*|&", caption[: m.start()])
-        for n in range(len(letters), min(len(words), 2 * len(letters)) + 1):
-            span = words[-n:]
-            initials = [w[0].lower() for w in span if w.lower() not in _LINKING]
-            if initials == letters and span[0].lower() not in _LINKING:
-                out[abbr] = " ".join(span)
-                break
-    return out
