@@ -7,7 +7,7 @@
 #
 #   bench/cold_cost.sh NAME [answer_eval run options...]
 #   bench/cold_cost.sh cold-v13-base --sets train
-#   bench/cold_cost.sh cold-v13 --sets train -S answer.compute_format=operation
+#   bench/cold_cost.sh cold-n3 --sets train --n 3
 #
 # Writes bench/results/answer_eval/NAME/<set>/summary.json: cost.llm_s_per_question,
 # cost.prompt_evaluated_per_question, cost.wall_s_this_run (and the scores, which must equal the

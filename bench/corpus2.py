@@ -3,7 +3,7 @@
 
     flock /tmp/treerag-heavy.lock python bench/corpus2.py                 # default 1.5B, default params
     python bench/corpus2.py --model qwen2.5-coder-0.5b --out /tmp/c2.json
-    python bench/corpus2.py -S retrieve.doc_prior=0.5                     # any params override
+    python bench/corpus2.py -S retrieve.named_docs=prior                # any params override
 
 Builds a real DVC project (tests/corpus2_project.py: this repository's dvc.yaml, params.yaml
 and stages/, data.* on the corpus, the neutral `corpus:` defaults, no WattBot demos), runs

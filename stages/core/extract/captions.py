@@ -2,7 +2,7 @@
 
 Extract uses it to find the caption next to an image; the tree builder to keep captions
 out of headings and paragraphs, and (without tables, which have their own stricter pattern
-in tree/tables.py) to end a table at the next figure's caption.
+in tree/tables/find.py) to end a table at the next figure's caption.
 """
 from __future__ import annotations
 
