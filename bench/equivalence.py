@@ -66,7 +66,7 @@ MEMBER_COLUMNS = ("question_id", "answer", "answer_value", "answer_unit", "ref_i
                   "supporting_materials", "is_blank", "attempts", "prompt_tokens", "completion_tokens", "cache_hits",
                   "model", "seed", "grounded", "prompt_evaluated", "skipped", "shared")
 SETS = {"dev": "data/wattbot/dev_QA.csv", "train": "data/wattbot/train_QA.csv"}
-CONTEXTS = {"dev": "dev-5510b6d66e1c.parquet", "train": "train-120c24b426e3.parquet"}  # the default retrieval's
+CONTEXTS = {"dev": "dev-3828c120720c.parquet", "train": "train-c2655e562750.parquet"}  # the default retrieval's
 
 
 def fake_reply(text: str, finish_reason: str = "stop", token_logprobs: list[Any] | None = None) -> Completion:
