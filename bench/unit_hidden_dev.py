@@ -29,7 +29,7 @@ from stages.core.llm.session import llm_session  # noqa: E402
 from stages.core.score.bootstrap import paired_bootstrap  # noqa: E402
 
 OUT = ROOT / "bench/results/answer_eval/k26-dev-units-differ"
-CONTEXTS = ROOT / "bench/results/answer_eval/contexts/dev-5510b6d66e1c.parquet"
+CONTEXTS = ROOT / "bench/results/answer_eval/contexts/dev-3828c120720c.parquet"
 
 
 def main() -> None:
