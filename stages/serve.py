@@ -5,7 +5,9 @@ cited documents with their URLs, the pointed units in their document tree, the w
 context and the timing, answered through the pipeline's own code path with the params in
 params.yaml (stages/core/tools/serve.py), so the page shows what the submission would hold.
 It binds to loopback unless told otherwise (``--host``); ``--port 0`` picks a free port.
-``POST /api/ask`` with ``{"question": ..., "unit": ...}`` answers as JSON.
+``POST /api/ask`` with ``{"question": ..., "unit": ...}`` answers as JSON. Questions are taken by POST
+only, and a browser's request from another site (its Origin or Sec-Fetch-Site header) is refused,
+so no other page can make a user's browser spend LLM time.
 """
 from __future__ import annotations
 
