@@ -412,3 +412,23 @@ def test_outputs_get_the_mode_the_umask_gives(tmp_path, umask, mode):
             assert stat.S_IMODE((tmp_path / f"out{i}").stat().st_mode) == mode
     finally:
         os.umask(old)
+
+
+# ---------------------------------------------------------------------------------------- metadata.csv
+def test_metadata_rows_empty_title_empty_id_and_a_duplicate(project, caplog):
+    """Beyond the list: an empty title is the document's own title (here its id), a row with no id is
+    dropped with a count, and two rows for one id (whichever came last won) are an error."""
+    path = project.root / "data/metadata.csv"
+    rows = list(csv.reader(path.open()))
+    rows[3][2] = ""  # gpu2024: no title
+    path.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in [*rows, ["", "memo", "x", "", "", ""]]) + "\n")
+    with caplog.at_level(logging.WARNING):
+        assert project.stage("extract")[0] == 0 and project.stage("index")[0] == 0
+    assert "data/metadata.csv: 1 row(s) with an empty id skipped" in caplog.text
+    docs = pl.read_parquet(project.root / "artifacts/extract/documents.parquet")
+    assert docs.filter(pl.col("doc_id") == "gpu2024")["title"][0] == "gpu2024"
+    before = project.snapshot()
+    with path.open("a") as f:
+        f.write('"memo","memo","Second memo row","2025","",""\n')
+    one_line_error(*project.stage("index"), "data/metadata.csv: duplicate document id(s): memo")
+    assert project.snapshot() == before

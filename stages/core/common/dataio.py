@@ -123,8 +123,18 @@ def has_answers(df: pl.DataFrame) -> bool:
 
 
 def read_metadata(path: str | Path) -> pl.DataFrame:
-    """Document metadata (id, type, title, year, citation, url)."""
-    return read_csv_tolerant(path, METADATA_COLUMNS)
+    """Document metadata (id, type, title, year, citation, url). Two rows for one id would give a
+    document whichever row came last: an error; rows with an empty id match no document: dropped,
+    with a warning that counts them. An empty title is allowed (the document's own title is used)."""
+    df = read_csv_tolerant(path, METADATA_COLUMNS)
+    df = df.with_columns(pl.col("id").str.strip_chars())
+    dup = sorted(df.filter((pl.col("id") != "") & pl.col("id").is_duplicated())["id"].unique().to_list())
+    if dup:
+        raise InputError(f"{path}: duplicate document id(s): {', '.join(dup[:10])}")
+    empty = df.filter(pl.col("id") == "").height
+    if empty:
+        log.warning("%s: %d row(s) with an empty id skipped", path, empty)
+    return df.filter(pl.col("id") != "")
 
 
 def doc_urls(meta: pl.DataFrame) -> dict[str, str]:
