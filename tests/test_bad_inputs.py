@@ -370,8 +370,9 @@ def test_serve_refuses_a_port_out_of_range(project, monkeypatch):
 
 def test_the_ask_page_runs_only_its_own_forms_question(monkeypatch):
     """Row 9: GET /ask?question=... (a link or <img> on any site) ran the pipeline in the user's browser."""
-    from stages.core.tools import serve
     from test_report import _service
+
+    from stages.core.tools import serve
 
     client = _service(monkeypatch)
     asked: list[str] = []
