@@ -22,6 +22,7 @@ from stages.core.answer.record import ContextBlock
 from stages.core.common.artifacts import read_parquet, write_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import read_metadata, read_questions
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.llm.params import LLMParams
 from stages.core.llm.session import llm_session
@@ -41,8 +42,8 @@ def main() -> None:
     params = load_params()
     ap = section(AnswerParams, "answer", params)
     ens = section(EnsembleParams, "ensemble", params)
-    questions = read_questions(params["data"]["questions"])
-    corpus_ids = set(read_metadata(params["data"]["metadata"])["id"].to_list())
+    questions = read_questions(data_params(params).questions)
+    corpus_ids = set(read_metadata(data_params(params).metadata)["id"].to_list())
     contexts = load_contexts(ap)
     llm_params = section(LLMParams, "llm", params)
     # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)

@@ -19,6 +19,7 @@ from pathlib import Path
 from stages.core.common.artifacts import read_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import doc_urls, read_metadata
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.llm.params import LLMParams
@@ -39,7 +40,7 @@ def main() -> None:
     params = load_params()
     llm_params = section(LLMParams, "llm", params)
     ask = AskParams.from_params(params)
-    meta = read_metadata(params["data"]["metadata"])
+    meta = read_metadata(data_params(params).metadata)
     need_llm = ask.plan.n_queries > 1 or not args.no_answer
     cache = EmbeddingCache()
     try:

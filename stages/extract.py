@@ -6,6 +6,7 @@ from pathlib import Path
 
 from stages.core.common.artifacts import write_parquet
 from stages.core.common.cli import run
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.extract.loaders import ExtractParams, extract_corpus, to_frames
 
@@ -14,12 +15,12 @@ OUT = Path("artifacts/extract")
 
 def main() -> None:
     params = load_params()
-    data = params.get("data") or {}
+    data = data_params(params)
     cfg = section(ExtractParams, "extract", params)
     images_dir = OUT / "images"
     shutil.rmtree(images_dir, ignore_errors=True)  # no stale PNGs from an earlier run
     images_dir.mkdir(parents=True, exist_ok=True)
-    result = extract_corpus(data.get("corpus_dir", ""), cfg, images_dir, data.get("metadata") or None)
+    result = extract_corpus(data.corpus(), cfg, images_dir, data.metadata)
     documents, blocks, images = to_frames(result)
     write_parquet(blocks, OUT / "blocks.parquet")
     write_parquet(images, OUT / "images.parquet")

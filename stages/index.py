@@ -8,6 +8,7 @@ from pathlib import Path
 from stages.core.common.artifacts import parquet_metadata, read_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import read_metadata
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.index.store import IndexParams, build_index
 
@@ -20,7 +21,7 @@ def main() -> None:
     p = section(IndexParams, "index", params)
     vectors = read_parquet(VECTORS, "embed")
     nodes = read_parquet("artifacts/tree/nodes.parquet", "build_tree")
-    metadata = read_metadata(params["data"]["metadata"])
+    metadata = read_metadata(data_params(params).metadata)
     model = parquet_metadata(VECTORS).get("treerag.model", "unknown")
     tmp = OUT.with_name(OUT.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -11,6 +11,7 @@ from stages.core.common.artifacts import write_parquet
 from stages.core.common.cli import run
 from stages.core.common.concurrency import ordered_map
 from stages.core.common.dataio import read_questions
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.llm.client import ChatClient
 from stages.core.llm.params import LLMParams
@@ -23,7 +24,7 @@ OUT = "artifacts/plan/queries.parquet"
 def main() -> None:
     params = load_params()
     p = section(PlanParams, "plan", params)
-    questions = read_questions(params["data"]["questions"])
+    questions = read_questions(data_params(params).questions)
     rows: list[dict[str, object]] = []
     fallbacks = 0
 

@@ -10,6 +10,7 @@ import polars as pl
 from stages.core.common.artifacts import read_parquet, write_json, write_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import has_answers, read_questions
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.retrieve.metrics import retrieval_metrics
@@ -25,7 +26,7 @@ def main() -> None:
     params = load_params()
     p = section(RetrieveParams, "retrieve", params)
     ap = section(RetryContextParams, "answer", params, part=True)
-    questions = read_questions(params["data"]["questions"])
+    questions = read_questions(data_params(params).questions)
     queries = read_parquet("artifacts/plan/queries.parquet", "plan").sort("question_id", "query_index")
     by_q = {qid: g["query"].to_list() for (qid,), g in queries.group_by("question_id")}
     cache = EmbeddingCache()

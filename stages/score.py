@@ -29,6 +29,7 @@ from stages.core.common.artifacts import (
     write_text,
 )
 from stages.core.common.dataio import has_answers, read_csv_tolerant
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.score import analysis
 from stages.core.score.report_data import build_report_data, read_run_inputs
@@ -47,7 +48,7 @@ REPORT_HTML = Path("metrics/report.html")
 
 
 def _read_labels(path: Path) -> pl.DataFrame:
-    labels = read_csv_tolerant(path)
+    labels = read_csv_tolerant(path, strict=True)
     if not has_answers(labels):
         raise ValueError(f"{path}: no gold answers (answer_value/ref_id columns empty or absent)")
     return labels
@@ -128,10 +129,8 @@ def _html_report(labels_path: Path, submission_path: Path, summary: dict[str, An
 
 def _run_stage() -> dict[str, Any]:
     params = load_params()
-    questions = (params.get("data") or {}).get("questions")
-    if not questions:
-        raise ValueError("params.yaml: missing parameter data.questions")
-    labels = read_csv_tolerant(questions)
+    questions = data_params(params).questions
+    labels = read_csv_tolerant(questions, strict=True)
     if has_answers(labels):
         summary, table = _score(Path(questions), labels, SUBMISSION)
     else:

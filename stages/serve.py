@@ -5,7 +5,9 @@ cited documents with their URLs, the pointed units in their document tree, the w
 context and the timing, answered through the pipeline's own code path with the params in
 params.yaml (stages/core/tools/serve.py), so the page shows what the submission would hold.
 It binds to loopback unless told otherwise (``--host``); ``--port 0`` picks a free port.
-``POST /api/ask`` with ``{"question": ..., "unit": ...}`` answers as JSON.
+``POST /api/ask`` with ``{"question": ..., "unit": ...}`` answers as JSON. Questions are taken by POST
+only, and a browser's request from another site (its Origin or Sec-Fetch-Site header) is refused,
+so no other page can make a user's browser spend LLM time.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from werkzeug.serving import make_server
 from stages.core.common.artifacts import read_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import doc_urls, read_metadata
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
 from stages.core.llm.params import LLMParams
@@ -32,6 +35,17 @@ from stages.core.tools.serve import AskService, SerialRetriever, create_app, kno
 log = logging.getLogger("treerag.serve")
 
 
+def port_number(text: str) -> int:
+    """A TCP port 0..65535 (argparse type: anything else is a usage error, not a silently other port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: use 1..65535 (0: a free one)")
+    return port
+
+
 def _stop(*_: object) -> None:
     raise KeyboardInterrupt  # SIGTERM stops the server like Ctrl-C: the embedded LLM server shuts down cleanly
 
@@ -40,7 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m stages.serve", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    parser.add_argument("--port", type=int, default=8765, help="port (0: a free one)")
+    parser.add_argument("--port", type=port_number, default=8765, help="port (0: a free one)")
     parser.add_argument("--units-from", type=Path, action="append", default=[],
                         help="more questions CSVs whose answer units the page accepts")
     args = parser.parse_args()
@@ -52,8 +66,8 @@ def main() -> None:
     params = load_params()
     llm_params = section(LLMParams, "llm", params)
     ask = AskParams.from_params(params)
-    meta = read_metadata(params["data"]["metadata"])
-    questions = Path(params["data"]["questions"])
+    meta = read_metadata(data_params(params).metadata)
+    questions = Path(data_params(params).questions)
     # the units of the questions files next to data.questions (train, dev, test), the demos and --units-from
     unit_files = [*sorted(questions.parent.glob("*.csv")), Path(ask.answer.demo_file), *args.units_from]
     cache = EmbeddingCache()

@@ -10,6 +10,7 @@ from stages.core.answer.voting import read_member, vote_all
 from stages.core.common.artifacts import write_csv
 from stages.core.common.cli import run
 from stages.core.common.dataio import read_metadata, read_questions
+from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 
 ANSWERS = Path("artifacts/answers")
@@ -19,10 +20,10 @@ OUT = "submissions/submission.csv"
 def main() -> None:
     params = load_params()
     ens = section(EnsembleParams, "ensemble", params)
-    questions = read_questions(params["data"]["questions"])
+    questions = read_questions(data_params(params).questions)
     members = [read_member(ANSWERS / f"run_{i}.parquet") for i in range(ens.n)]  # exactly the members params name
     voted = vote_all(members, questions["id"].to_list())
-    meta = read_metadata(params["data"]["metadata"])
+    meta = read_metadata(data_params(params).metadata)
     urls = dict(zip(meta["id"].to_list(), meta["url"].to_list()))
     sub = build_submission(questions, voted, urls)
     write_csv(sub, OUT)

@@ -34,6 +34,7 @@ class FakeConfig:
     retry_after_s: float | None = None
     rate_limit_rps: float = 0.0  # 0 = no quota
     dim: int = 8
+    max_request_chars: int = 0  # 0 = no limit; a chat request longer than this gets llama.cpp's HTTP 400
 
 
 @dataclass
@@ -137,6 +138,11 @@ def _handler(state: FakeState) -> type[BaseHTTPRequestHandler]:
                     status = 429
                     headers = {} if cfg.retry_after_s is None else {"Retry-After": f"{cfg.retry_after_s:g}"}
                     self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers)
+                elif cfg.max_request_chars and not self.path.endswith("/embeddings") and \
+                        sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) > cfg.max_request_chars:
+                    status = 400  # what llama.cpp's server answers a prompt longer than its context
+                    self._send(400, {"error": {"code": 400, "type": "exceed_context_size_error",
+                                               "message": "the request exceeds the available context size"}})
                 elif self.path.endswith("/embeddings"):
                     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
                     data = [{"object": "embedding", "index": i, "embedding": embedding(t, cfg.dim)}

@@ -7,6 +7,7 @@ all call `answer_members`, so they answer exactly alike.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,10 @@ from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock
 from stages.core.answer.typed_answer import DEMO_KINDS, TypedMember, TypedQuestion, answer_question_typed, typed_setup
 from stages.core.answer.voting import vote_decided
 from stages.core.common.concurrency import ordered_map
-from stages.core.llm.protocol import LLM
+from stages.core.llm.protocol import LLM, LLMRequestRefused
+
+log = logging.getLogger("treerag.answer")
+FAILED_PREFIX = "failed: "  # a member row's explanation when the endpoint refused the question's request
 
 # member i reads the context as MEMBER_VIEWS[i % 3]: members that differ in where the best unit stands
 # (reversed: last, nearest the question) disagree on different questions, which the vote can use
@@ -137,16 +141,22 @@ def answer_members(llm: LLM, questions: pl.DataFrame, contexts: dict[str, list[l
             return [answer_question(llm, q["id"], q["question"], unit, v, params, ensemble.seed + i, corpus_ids)
                     for v, i in zip(views, idx, strict=True)]
 
-        if not early:
-            results = ask(members)
-        else:  # the first majority together (they share the cached prompt), then one at a time
-            majority = ensemble.n // 2 + 1
-            results = ask(members[:majority])
-            for i in members[majority:]:
-                if vote_decided([r.answer for r in results], ensemble.n):
-                    results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
-                else:
-                    results += ask([i])
+        try:
+            if not early:
+                results = ask(members)
+            else:  # the first majority together (they share the cached prompt), then one at a time
+                majority = ensemble.n // 2 + 1
+                results = ask(members[:majority])
+                for i in members[majority:]:
+                    if vote_decided([r.answer for r in results], ensemble.n):
+                        results.append(AnswerOutcome(Answer(q["id"], answer_unit=unit), attempts=0, skipped=True))
+                    else:
+                        results += ask([i])
+        except LLMRequestRefused as e:  # this question only (e.g. longer than the context): the others go on
+            reason = f"{FAILED_PREFIX}{e}"
+            log.warning("answer: question %s cannot be answered, recorded as blank: %s", q["id"], e)
+            results = [AnswerOutcome(Answer(q["id"], answer_unit=unit, explanation=reason), attempts=1, raw=[reason])
+                       for _ in members]
         return [row(q, res, i) for res, i in zip(results, members, strict=True)]
 
     with tqdm(total=len(qs) * ensemble.n, desc=desc, unit="answer", disable=not desc) as bar:
@@ -163,4 +173,8 @@ def answer_members(llm: LLM, questions: pl.DataFrame, contexts: dict[str, list[l
     for (_, members), task_rows in zip(tasks, done, strict=True):
         for i, r in zip(members, task_rows, strict=True):
             rows[i].append(r)
+    failed = sorted({r["question_id"] for r in rows[0] if str(r["explanation"]).startswith(FAILED_PREFIX)})
+    if failed:
+        log.warning("answer: %d of %d question(s) could not be answered (blank, the reason in their explanation): "
+                    "%s", len(failed), len(qs), ", ".join(failed[:10]))
     return rows

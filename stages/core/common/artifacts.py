@@ -17,6 +17,19 @@ import polars as pl
 import pyarrow.parquet as pq
 
 
+def _umask() -> int:
+    """The process umask (read from /proc where it can be: setting it to read it races with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def _atomic(path: str | Path) -> Iterator[Path]:
     """Yield a temp file beside `path`; on success it replaces `path`, on failure it is removed."""
@@ -27,6 +40,7 @@ def _atomic(path: str | Path) -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600: the output gets the mode open() would give it
         os.replace(tmp, p)
     finally:
         tmp.unlink(missing_ok=True)

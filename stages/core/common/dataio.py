@@ -4,7 +4,9 @@ Errors name the file, the row and the column, so a user can fix the input.
 """
 from __future__ import annotations
 
+import codecs
 import io
+import logging
 from pathlib import Path
 
 import polars as pl
@@ -26,39 +28,65 @@ SUBMISSION_COLUMNS = (
 METADATA_COLUMNS = ("id", "title")
 
 
+log = logging.getLogger("treerag.inputs")
+
+
 class InputError(UserError, ValueError):
     """An input file is missing, unreadable or lacks what the pipeline needs."""
 
 
-def _read_text_tolerant(path: Path) -> str:
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _read_text_tolerant(path: Path, strict: bool = False) -> str:
+    """The file's text: UTF-8, or UTF-16/32 with a byte-order mark. A line that is not UTF-8 is an
+    error with ``strict`` (questions: mojibake would change every answer); else it is read as cp1252
+    (metadata.csv mixes UTF-8 with latin-1 bytes) and a warning gives the count of such lines."""
     raw = path.read_bytes()
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    for bom, enc in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(enc)
+            except UnicodeDecodeError as e:
+                raise InputError(f"{path}: not valid {enc} text although it starts with its byte-order mark "
+                                 f"(byte {e.start})") from e
+    if b"\x00" in raw:
+        raise InputError(f"{path}: holds NUL bytes: not a text file, or UTF-16 without a byte-order mark; "
+                         "save it as UTF-8")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        # metadata.csv mixes utf-8 with latin-1 bytes: decode line by line
-        out = []
-        for line in raw.split(b"\n"):
+        out, bad = [], []
+        for n, line in enumerate(raw.split(b"\n"), start=1):
             try:
                 out.append(line.decode("utf-8"))
-            except UnicodeDecodeError:
+            except UnicodeDecodeError as e:
+                if strict:
+                    raise InputError(f"{path}: line {n} is not UTF-8 (byte 0x{line[e.start]:02x} at column "
+                                     f"{e.start + 1}); save the file as UTF-8") from e
+                bad.append(n)
                 out.append(line.decode("cp1252", errors="replace"))
+        log.warning("%s: %d line(s) not UTF-8 (first: line %d), read as cp1252", path, len(bad), bad[0])
         return "\n".join(out)
 
 
-def read_csv_tolerant(path: str | Path, required: tuple[str, ...] = ()) -> pl.DataFrame:
-    """Read a CSV as all-string columns, tolerating a BOM and latin-1 bytes."""
+def read_csv_tolerant(path: str | Path, required: tuple[str, ...] = (), strict: bool = False) -> pl.DataFrame:
+    """Read a CSV as all-string columns, tolerating a BOM and (unless ``strict``) latin-1 bytes."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: file not found")
+    if p.is_dir():
+        raise InputError(f"{p}: a folder, not a CSV file")
+    text = _read_text_tolerant(p, strict)
     try:
         df = pl.read_csv(
-            io.StringIO(_read_text_tolerant(p)),
+            io.StringIO(text),
             infer_schema=False,
         )
     except Exception as e:  # polars raises several types for malformed CSV
-        raise InputError(f"{p}: not a readable CSV ({e})") from e
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise InputError(f"{p}: not a readable CSV ({why})") from e
     df = df.rename({c: c.strip() for c in df.columns}).with_columns(pl.all().fill_null(""))
     missing = [c for c in required if c not in df.columns]
     if missing:
@@ -72,7 +100,7 @@ def read_questions(path: str | Path) -> pl.DataFrame:
     """Questions CSV: needs id and question; answer_unit is optional: without the column every
     row's unit is empty, like a blank cell (the answer stage then infers the kind and unit from the
     question, answer.infer_unit), while WattBot's ``is_blank`` is a given unit (a name or True/False)."""
-    df = read_csv_tolerant(path, QUESTION_COLUMNS)
+    df = read_csv_tolerant(path, QUESTION_COLUMNS, strict=True)
     p = Path(path)
     if "answer_unit" not in df.columns:
         df = df.with_columns(pl.lit("").alias("answer_unit"))
@@ -95,8 +123,18 @@ def has_answers(df: pl.DataFrame) -> bool:
 
 
 def read_metadata(path: str | Path) -> pl.DataFrame:
-    """Document metadata (id, type, title, year, citation, url)."""
-    return read_csv_tolerant(path, METADATA_COLUMNS)
+    """Document metadata (id, type, title, year, citation, url). Two rows for one id would give a
+    document whichever row came last: an error; rows with an empty id match no document: dropped,
+    with a warning that counts them. An empty title is allowed (the document's own title is used)."""
+    df = read_csv_tolerant(path, METADATA_COLUMNS)
+    df = df.with_columns(pl.col("id").str.strip_chars())
+    dup = sorted(df.filter((pl.col("id") != "") & pl.col("id").is_duplicated())["id"].unique().to_list())
+    if dup:
+        raise InputError(f"{path}: duplicate document id(s): {', '.join(dup[:10])}")
+    empty = df.filter(pl.col("id") == "").height
+    if empty:
+        log.warning("%s: %d row(s) with an empty id skipped", path, empty)
+    return df.filter(pl.col("id") != "")
 
 
 def doc_urls(meta: pl.DataFrame) -> dict[str, str]:

@@ -7,6 +7,8 @@ parameter (e.g. ``vote.strategy``) and what is allowed.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import math
 import types
 import typing
 from pathlib import Path
@@ -19,6 +21,10 @@ from stages.core.common.errors import UserError
 T = TypeVar("T")
 
 PARAMS_FILE = "params.yaml"
+# every section a stage or tool reads: any other top-level key (a misspelt `retreive:`) is an error,
+# not a section silently ignored (its stage would run on the defaults)
+SECTIONS = ("data", "corpus", "llm", "vision", "extract", "caption", "tree", "embed", "index", "plan",
+            "retrieve", "answer", "ensemble")
 
 
 class ParamError(UserError, ValueError):
@@ -30,10 +36,29 @@ def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise ParamError(f"{p}: params file not found (run from the repository root)")
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as e:
+        raise ParamError(f"{p}: not UTF-8 text (byte {e.start})") from e
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ParamError(f"{p}: not valid YAML{where}: {problem}") from e
     if not isinstance(data, dict):
         raise ParamError(f"{p}: expected a mapping of sections, got {type(data).__name__}")
+    unknown = [str(k) for k in data if k not in SECTIONS]
+    if unknown:
+        hints = [f"{k!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, SECTIONS, 1)) else repr(k)
+                 for k in unknown]
+        raise ParamError(f"{p}: unknown section(s) {', '.join(hints)}; known: {', '.join(SECTIONS)}")
     return data
+
+
+def _non_negative(name: str, value: float) -> None:
+    """Every number in params.yaml is a count, size, time or weight: negative (or NaN) is a mistake."""
+    if not math.isfinite(value) or value < 0:
+        raise ParamError(f"params.yaml: {name}={value!r} must be a number >= 0")
 
 
 def _check(name: str, value: Any, tp: Any) -> Any:
@@ -76,10 +101,12 @@ def _check(name: str, value: Any, tp: Any) -> Any:
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ParamError(f"params.yaml: {name} must be an integer, got {value!r}")
+        _non_negative(name, value)
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParamError(f"params.yaml: {name} must be a number, got {value!r}")
+        _non_negative(name, float(value))
         return float(value)
     if tp is str:
         if value is None:
@@ -107,14 +134,13 @@ def section(cls: type[T], name: str, params: dict[str, Any] | None = None, *, pa
     linked = {f.name: f.metadata["section"] for f in dataclasses.fields(cls)  # type: ignore[arg-type]
               if "section" in f.metadata}
     fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in linked}  # type: ignore[arg-type]
-    unknown = sorted(set(raw) - set(fields))
+    unknown = sorted(str(k) for k in set(raw) - set(fields))
     if part:
         raw = {k: v for k, v in raw.items() if k in fields}
     elif unknown:
-        raise ParamError(
-            f"params.yaml: unknown parameter(s) {', '.join(f'{name}.{k}' for k in unknown)}; "
-            f"known: {', '.join(sorted(fields))}"
-        )
+        hints = [f"{name}.{k}" + (f" (did you mean {name}.{m[0]}?)" if (m := difflib.get_close_matches(k, fields, 1))
+                                  else "") for k in unknown]
+        raise ParamError(f"params.yaml: unknown parameter(s) {', '.join(hints)}; known: {', '.join(sorted(fields))}")
     kwargs: dict[str, Any] = {}
     for fname, f in fields.items():
         if fname in raw:

@@ -37,13 +37,21 @@ def is_blank(value: object, *, lenient: bool = False) -> bool:
     return s.removesuffix(".").strip() in BLANK_TOKENS
 
 
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+_QUOTED_LIST = re.compile(r"""\s*(?:'[^']*'|"[^"]*")\s*(?:[,;]\s*(?:'[^']*'|"[^"]*")\s*)*""")
+
+
 def parse_ref_ids(s: str | None) -> list[str]:
     """Ref ids in order, without repeats or blanks, from ``['a','b']``, ``["a"]``, ``a, b``,
     ``[a;b]``, ``a`` or ``is_blank``."""
     if is_blank(s):
         return []
     inner = str(s).strip().removeprefix("[").removesuffix("]")
-    ids = (part.strip().strip("'\"").strip() for part in re.split(r"[,;]", inner))
+    if _QUOTED_LIST.fullmatch(inner):  # every id quoted: a comma inside quotes is part of its id
+        parts: list[str] = [a or b for a, b in _QUOTED.findall(inner)]
+    else:
+        parts = re.split(r"[,;]", inner)
+    ids = (part.strip().strip("'\"").strip() for part in parts)
     return list(dict.fromkeys(i for i in ids if not is_blank(i, lenient=True)))
 
 

@@ -352,6 +352,14 @@ def extract_corpus(corpus_dir: str | Path, params: ExtractParams, images_dir: st
         raise ExtractError(
             f"{len(failures)} file(s) could not be extracted (extract.on_error=fail):\n  " + "\n  ".join(failures)
         )
+    if not files:
+        raise ExtractError(f"{corpus}: no document in the corpus folder (params.yaml data.corpus_dir): no file "
+                           f"ending in {', '.join(FORMATS)}")
+    if not any(d.status == "ok" for d in docs):  # every later stage would "succeed" on nothing
+        raise ExtractError(f"{corpus}: no readable document: all {len(files)} file(s) were skipped (first: "
+                           f"{failures[0]})")
+    if failures:
+        warn(f"{len(failures)} of {len(files)} file(s) skipped; {len(files) - len(failures)} document(s) read")
     return ExtractResult(docs, blocks, images)
 
 

@@ -250,7 +250,11 @@ def extract_pdf(path: Path, doc_id: str, images_dir: Path | None) -> LoadedDoc:
             raise DocumentError("not a PDF document")
         if doc.page_count == 0:
             raise DocumentError("the PDF has zero pages")
-        return _extract_pages(doc, path, doc_id, images_dir)
+        loaded = _extract_pages(doc, path, doc_id, images_dir)
+        if doc.is_repaired:  # a truncated or damaged file: MuPDF reads what it can, which may be part of the text
+            damaged = "damaged PDF (truncated, or a broken cross-reference table) repaired on reading: text may be lost"
+            loaded.message = "; ".join(m for m in (damaged, loaded.message) if m)
+        return loaded
     finally:
         doc.close()
 

@@ -29,6 +29,8 @@ class LLMParams:
             raise ParamError("params.yaml: llm.max_concurrency must be >= 1")
         if self.cache_ram_mib < 0:
             raise ParamError(f"params.yaml: llm.cache_ram_mib={self.cache_ram_mib} must be >= 0 (0 = no saved prompts)")
+        if self.timeout_s <= 0:
+            raise ParamError(f"params.yaml: llm.timeout_s={self.timeout_s:g} must be > 0 (seconds per request)")
         if self.max_attempts < 1:
             raise ParamError("params.yaml: llm.max_attempts must be >= 1")
         if self.backoff_s < 0 or self.backoff_max_s < self.backoff_s:

@@ -11,6 +11,11 @@ class LLMError(UserError, RuntimeError):
     """The LLM endpoint is unreachable, misconfigured or failed after retries."""
 
 
+class LLMRequestRefused(LLMError):
+    """The endpoint refused this one request as invalid (HTTP 400/413/422: e.g. a prompt longer than its
+    context): other requests may still succeed, so a stage records the item as failed and goes on."""
+
+
 @dataclass
 class Completion:
     """One chat completion and what it cost."""

@@ -11,7 +11,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from stages.core.common.concurrency import Throttle
 from stages.core.llm.params import LLMParams
-from stages.core.llm.protocol import LLMError
+from stages.core.llm.protocol import LLMError, LLMRequestRefused
 
 T = TypeVar("T")
 
@@ -96,5 +96,6 @@ def call_with_retries(request: Callable[[], T], throttle: Throttle, policy: Retr
     except openai.APIConnectionError as e:
         raise LLMError(f"{what} unreachable after {policy.max_attempts} attempts: {e}") from e
     except openai.APIStatusError as e:
-        raise LLMError(f"{what} answered HTTP {e.status_code}: {e.message}") from e
+        error = LLMRequestRefused if e.status_code in (400, 413, 422) else LLMError
+        raise error(f"{what} answered HTTP {e.status_code}: {e.message}") from e
     raise AssertionError("unreachable: tenacity either returns or raises")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stages.core.common.corpus import CorpusParams, corpus_field
-from stages.core.llm.protocol import LLM
+from stages.core.llm.protocol import LLM, LLMRequestRefused
 
 log = logging.getLogger("treerag.plan")
 
@@ -96,8 +96,12 @@ def plan_queries(question: str, llm: LLM | None, params: PlanParams, seed: int =
         {"role": "system", "content": planner_system(params.corpus)},
         {"role": "user", "content": INSTRUCTIONS.format(question=question, n=n_extra)},
     ]
-    reply = llm.complete(messages, temperature=TEMPERATURE, seed=seed, max_tokens=MAX_TOKENS,
-                         response_format=response_format(n_extra))
+    try:
+        reply = llm.complete(messages, temperature=TEMPERATURE, seed=seed, max_tokens=MAX_TOKENS,
+                             response_format=response_format(n_extra))
+    except LLMRequestRefused as e:  # this question only (e.g. longer than the context): retrieve it as asked
+        log.warning("planner refused (%s); using the question alone: %r", e, question[:80])
+        return [question], True
     extra = parse_queries(reply.text)
     seen = {question.lower()}
     out = [question]

@@ -1,6 +1,7 @@
 """A whole submission against its labels: the per-question verdict table and the summary."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import polars as pl
@@ -27,6 +28,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "error_category": pl.String,
 }
 _NEEDED = ("id", "answer_value", "ref_id")
+log = logging.getLogger("treerag.score")
 
 
 def _as_text(df: pl.DataFrame, name: str) -> pl.DataFrame:
@@ -40,6 +42,27 @@ def _as_text(df: pl.DataFrame, name: str) -> pl.DataFrame:
     if dup:
         raise ValueError(f"{name}: duplicate id(s): {', '.join(dup)}")
     return df
+
+
+def _examples(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+
+
+def _check_ids(label_ids: list[str], pred_ids: list[str], labels_name: str, submission_name: str) -> None:
+    """A submission for other questions is an error; missing or extra rows are warnings with their count."""
+    known = set(label_ids)
+    matched = known & set(pred_ids)
+    if pred_ids and not matched:
+        raise ValueError(f"{submission_name}: none of its {len(pred_ids)} id(s) is a question id of {labels_name} "
+                         f"(submission: {_examples(pred_ids)}; questions: {_examples(label_ids)})")
+    missing = [i for i in label_ids if i not in matched]
+    extra = [i for i in pred_ids if i not in known]
+    if missing:
+        log.warning("score: %s has no row for %d of %d question(s) of %s (scored as blank answers): %s",
+                        submission_name, len(missing), len(label_ids), labels_name, _examples(missing))
+    if extra:
+        log.warning("score: %s has %d row(s) whose id is no question of %s (ignored): %s",
+                        submission_name, len(extra), labels_name, _examples(extra))
 
 
 def score_submission(
@@ -61,6 +84,7 @@ def score_submission(
     if "question" not in labels.columns:
         labels = labels.with_columns(pl.lit("").alias("question"))
     preds = {r["id"]: r for r in submission.select(_NEEDED).iter_rows(named=True)}
+    _check_ids(labels["id"].to_list(), list(preds), labels_name, submission_name)
     rows = []
     for truth in labels.iter_rows(named=True):
         pred = preds.get(truth["id"], {})

@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import polars as pl
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, abort, jsonify, render_template, request
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
@@ -154,7 +155,7 @@ class AskService:
 
 
 def create_app(service: AskService) -> Flask:
-    """The Flask app: GET / (the form), GET|POST /ask (the page), POST /api/ask (JSON)."""
+    """The Flask app: GET / (the form), POST /ask (the page), POST /api/ask (JSON); a cross-site POST is refused."""
     app = Flask("treerag.serve", template_folder=str(TEMPLATES))
     app.jinja_env.autoescape = True
     app.jinja_loader.searchpath.append(str(REPORT_TEMPLATES))  # type: ignore[union-attr]
@@ -174,10 +175,23 @@ def create_app(service: AskService) -> Flask:
     def index() -> tuple[str, int]:
         return page()
 
-    @app.route("/ask", methods=["GET", "POST"])
+    @app.before_request
+    def same_origin() -> None:
+        """A question costs LLM time: only this page's own form (or a client that is no browser) may ask
+        one. A browser names where a request comes from (Sec-Fetch-Site, Origin); a link or form of
+        another site, which would make the user's browser ask, is refused."""
+        if request.method != "POST":
+            return
+        site = request.headers.get("Sec-Fetch-Site", "")
+        origin = request.headers.get("Origin", "")
+        if site and site not in ("same-origin", "none"):
+            abort(403, f"a {site} request: questions are taken only from this page")
+        if origin and urlsplit(origin).netloc != request.host:
+            abort(403, f"a request from {origin}: questions are taken only from this page")
+
+    @app.post("/ask")  # POST only: a GET (a link, an <img> on any site) never runs the pipeline
     def ask_page() -> tuple[str, int]:
-        src = request.form if request.method == "POST" else request.args
-        question, unit = src.get("question"), src.get("unit", "")
+        question, unit = request.form.get("question"), request.form.get("unit", "")
         try:
             return page(result=answer(question, unit), question=question, unit=unit)
         except BadRequest as e:

@@ -118,7 +118,9 @@ def build_doc_tree(doc: DocInput, params: TreeParams, splitter: SentenceSplitter
                    and any(t.startswith(p.text) for t in image_texts) for p in para_nodes]
             children = [c for c, d in zip(children, dup) if not d]
             para_nodes = [p for p, d in zip(para_nodes, dup) if not d]
-        front_ok = si == 0 and sec.title is None
+        # front matter (title block, affiliations) is the untitled start of a document that has sections
+        # after it: a memo or one-page note with no heading detected is all content
+        front_ok = si == 0 and sec.title is None and len(sections) > 1
         for pj, (pn, sns) in enumerate(zip(para_nodes, children)):
             pn.node_id = f"{sec_id}:p{pj}"
             pn.parent_id = sec_id
@@ -143,6 +145,9 @@ def build_doc_tree(doc: DocInput, params: TreeParams, splitter: SentenceSplitter
             sec_node.page = min(sec.page, min(p.page for p in para_nodes))
             sec_node.page_end = max(sec.page, max(p.page_end for p in para_nodes))
             sec_node.is_front_matter = front_ok and all(p.is_front_matter for p in para_nodes)
+    if not any(n.level == "paragraph" and not n.is_front_matter and not n.is_reference for n in nodes):
+        for n in nodes:  # nothing of the document would be retrieved: a short document is its own content
+            n.is_front_matter = False
     return nodes
 
 
