@@ -6,7 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.core.index.cards import DocNamer, build_cards, doc_types, norm_name, periods, surnames, word_docs
+from stages.core.index.cards import (DocNamer, build_cards, doc_types, norm_name, periods, short_forms, surnames,
+                                     word_docs)
 from stages.core.index.keywords import tokenize
 from stages.core.index.store import Index, IndexParams, build_index
 from stages.core.retrieve.params import RetrieveParams
@@ -108,6 +109,22 @@ def test_company_and_fiscal_period_and_form_type_from_metadata_columns():
     assert named(namer, "What did NVIDIA's earnings release say about data center revenue?") == ["nvda-8k-2024"]
     assert namer.name("What was the total revenue in fiscal 2024?") == []  # a period alone names nothing
     assert namer.name("Which company had the most employees?") == []
+
+
+def test_a_company_short_form_in_capitals_names_its_filings():
+    meta = pl.DataFrame({"id": ["jpm-10q", "jj-8k", "mgm-10k", "bb-10k", "gm-10k"],
+                         "title": ["Quarterly report", "Earnings release", "Annual report", "Annual report",
+                                   "Annual report"],
+                         "company": ["JPMorgan", "Johnson & Johnson", "MGM Resorts", "Best Buy", "General Mills"]})
+    namer = DocNamer(build_cards(meta))
+    assert named(namer, "Which of JPM's business segments had the lowest net revenue?") == ["jpm-10q"]
+    assert named(namer, "How did JnJ's US sales growth compare to its international sales growth?") == ["jj-8k"]
+    assert named(namer, "Did J&J raise its guidance?") == ["jj-8k"]
+    assert named(namer, "Which type of debt did MGM invest in most?") == ["mgm-10k"]
+    # a short form counts only in capitals, and a common word's prefix names nothing
+    assert namer.name("What is the best way to read the general ledger?") == []
+    assert namer.name("How did the jpm desk do?") == []
+    assert short_forms("lockheed martin") == {"loc", "lock", "lockh", "lockhe"}  # 'lm': too short
 
 
 def test_the_first_page_title_block_names_a_document_without_metadata_names():
