@@ -28,7 +28,7 @@ def test_a_statement_title_heads_its_rows_and_the_year_header_names_the_columns(
     out = find_tables(src)
     assert [ln.text for ln in out if ln.kind == "text"] == ["Acme Company and Subsidiaries", PROSE]
     rows = rows_of(out)
-    title = "Consolidated Statement of Cash Flows Years ended December 31 (Millions)"
+    title = "Consolidated Statement of Cash Flows (cash flow statement) Years ended December 31 (Millions)"
     assert rows == [f"{title} | Cash Flows from Investing Activities",
                     f"{title} | Purchases of property, plant and equipment (PP&E) | 2018: (1,577) | 2017: (1,373) | "
                     "2016: (1,420)",
@@ -41,14 +41,14 @@ def test_a_header_spread_over_lines_and_a_ruled_header_extraction_found():
     spread = page("CONSOLIDATED STATEMENTS OF INCOME", "(In thousands)", "Years Ended", "December 2,", "2016",
                   "November 27,", "2015", "Revenue:", "Subscription $ 4,584,833 $ 3,223,904",
                   "Total revenue 5,854,430 4,795,511", PROSE)
-    assert rows_of(find_tables(spread))[1] == ("CONSOLIDATED STATEMENTS OF INCOME (In thousands) Years Ended December 2, "
+    assert rows_of(find_tables(spread))[1] == ("CONSOLIDATED STATEMENTS OF INCOME (income statement) (In thousands) Years Ended December 2, "
                                               "November 27, | Subscription | 2016: 4,584,833 | 2015: 3,223,904")
     ruled = "|  | Three months ended June 30, |  |\n| --- | --- | --- |\n| (in millions) | 2022 | 2021 |"
     src = [Line("Consolidated statements of income (unaudited)", 3, 0), Line(ruled, 3, 1, kind="table"),
            *page("Investment banking fees $  1,586  $  3,470 ", "Card income 1,133  1,647 ", PROSE, first=2, pno=3)]
     out = find_tables(src)
     assert len(out) == 2 and out[1].text == PROSE
-    assert rows_of(out)[0] == ("Consolidated statements of income (unaudited) Three months ended June 30, "
+    assert rows_of(out)[0] == ("Consolidated statements of income (unaudited) (income statement) Three months ended June 30, "
                                "(in millions) | Investment banking fees | 2022: 1,586 | 2021: 3,470")
 
 

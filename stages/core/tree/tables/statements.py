@@ -18,6 +18,12 @@ from stages.core.tree.tables.rows import UNIT_JOIN
 _VALUE = re.compile(r"^\(?[-–]?\$?\d[\d,]*(?:\.\d+)?%?\)?%?$|^[—–-]$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _DAY = re.compile(r"^\d{1,2},?$")
+# the names a question gives a statement, by the words of its title (the first that matches names it)
+KINDS = ((re.compile(r"cash\s+flow", re.I), "cash flow statement"),
+         (re.compile(r"comprehensive", re.I), ""),
+         (re.compile(r"operations|income|earnings", re.I), "income statement"),
+         (re.compile(r"balance\s+sheet|financial\s+(?:position|condition)", re.I),
+          "balance sheet, statement of financial position"))
 HEAD_CHARS = 100  # of the header lines' words ("Years ended December 31 (Millions)") added to the caption
 
 
@@ -47,10 +53,13 @@ def header_lines(markdown: str) -> list[str]:
 def read_statement(texts: list[str], caption: str) -> str:
     """The markdown (caption first) of a statement's lines: the first line of years is the period
     header (it and the lines above it, "Years ended December 31" and "(Millions)", join the caption),
-    the lines with values are rows, a label line that the next line continues in lower case is a
+    the lines with values are rows (the caption also names the statement as questions do: "income
+    statement" for "Statements of Operations"), a label line that the next line continues in lower case is a
     label wrapped, other label lines stay rows of their own (the statement's groups: "Cash Flows
     from Investing Activities")."""
     caption = re.sub(r"(?i)\b(flow)\s+s\b", r"\1s", caption)  # "Cash Flow s": a word a PDF font split
+    kind = next((k for rx, k in KINDS if rx.search(caption)), "")
+    caption = f"{caption} ({kind})" if kind else caption  # "Statements of Operations (income statement)"
     periods: list[str] = []
     rows: list[list[str]] = []
     before: list[str] = []  # header lines without years ("Years ended December 31", "(Millions)")
