@@ -221,3 +221,12 @@ def test_prior_puts_the_named_filing_first(tmp_path):
     generic = ["What net revenue was reported?"]
     assert [u.key for u in r.retrieve(generic, RetrieveParams(max_context_tokens=400, named_docs="prior"))] == \
         [u.key for u in r.retrieve(generic, RetrieveParams(max_context_tokens=400))]
+
+
+def test_under_the_prior_bm25_searches_without_the_names_that_named_the_filing(tmp_path):
+    r = retriever(tmp_path, filings_index(tmp_path))
+    q = "What net revenue did Acme report for fiscal 2024?"
+    weights = r.doc_weights(q, RetrieveParams(named_docs="prior"))
+    assert weights is not None
+    assert "acme" not in r.keyword_query(q, weights).lower() and "net revenue" in r.keyword_query(q, weights)
+    assert r.keyword_query(q, None) == q  # named_docs: none searches the question as written
