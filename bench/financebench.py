@@ -158,7 +158,8 @@ def main() -> None:
         "recall_1x": {"all": r1["all"], "per_type": r1["per_type"]},
         "recall_2x": {"all": r2["all"], "per_type": r2["per_type"]},
         "stages": costs, "total_wall_s": total,
-        "extract_cpu_s_per_page": round(costs["extract"]["cpu_s"] / pages, 4) if pages and "extract" in costs else None,
+        # only a --fresh run extracts here (otherwise DVC may skip the stage and its cost is DVC's own)
+        "extract_cpu_s_per_page": round(costs["extract"]["cpu_s"] / pages, 4) if args.fresh and pages else None,
     }
     detail: dict[str, object] = {"recall_1x": r1["per_question"], "recall_2x": r2["per_question"]}
     sub_path = proj / "submissions" / "submission.csv"
