@@ -230,3 +230,5 @@ def test_under_the_prior_bm25_searches_without_the_names_that_named_the_filing(t
     assert weights is not None
     assert "acme" not in r.keyword_query(q, weights).lower() and "net revenue" in r.keyword_query(q, weights)
     assert r.keyword_query(q, None) == q  # named_docs: none searches the question as written
+    # a fiscal year also as the year a statement's column writes
+    assert "FY2024 2024" in r.keyword_query("What net revenue did Acme report for FY2024?", weights)

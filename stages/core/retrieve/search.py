@@ -57,14 +57,16 @@ class Retriever:
     def keyword_query(self, question: str, weights: dict[str, float] | None) -> str:
         """The question BM25 searches: under a document prior, without the names that named the documents
         (a company's name is on every page of its filings, so within them it only finds the pages that
-        repeat it: exhibits, subsidiary lists); as written otherwise."""
+        repeat it: exhibits, subsidiary lists), and with the year of each "FY2018" written out too, as a
+        statement's period header writes it; as written otherwise."""
         if not weights:
             return question
         names = {n for d in self.index.named_docs(question) for c in d.cues if c.startswith("name:")
                  for n in c[5:].split("~")}
         for n in sorted(names, key=len, reverse=True):
             question = re.sub(rf"(?i)(?<![\w&]){re.escape(n)}(?:'s|’s)?(?![\w&])", " ", question)
-        return question
+        # "FY2018" / "FY 2018" also as the year a statement's column header writes
+        return re.sub(r"\b(?i:FY)\s?((?:19|20)\d\d)\b", r"FY\1 \1", question)
 
     def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,
                  factor: float = 1.0) -> list[RetrievedUnit]:
