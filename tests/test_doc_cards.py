@@ -232,3 +232,4 @@ def test_under_the_prior_bm25_searches_without_the_names_that_named_the_filing(t
     assert r.keyword_query(q, None) == q  # named_docs: none searches the question as written
     # a fiscal year also as the year a statement's column writes
     assert "FY2024 2024" in r.keyword_query("What net revenue did Acme report for FY2024?", weights)
+    assert "FY23 2023" in r.keyword_query("What net revenue did Acme report for FY23?", weights)

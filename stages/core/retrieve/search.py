@@ -57,7 +57,7 @@ class Retriever:
     def keyword_query(self, question: str, weights: dict[str, float] | None) -> str:
         """The question BM25 searches: under a document prior, without the names that named the documents
         (a company's name is on every page of its filings, so within them it only finds the pages that
-        repeat it: exhibits, subsidiary lists), and with the year of each "FY2018" written out too, as a
+        repeat it: exhibits, subsidiary lists), and with the year of each "FY2018" ("FY18") written out too, as a
         statement's period header writes it; as written otherwise."""
         if not weights:
             return question
@@ -66,7 +66,8 @@ class Retriever:
         for n in sorted(names, key=len, reverse=True):
             question = re.sub(rf"(?i)(?<![\w&]){re.escape(n)}(?:'s|’s)?(?![\w&])", " ", question)
         # "FY2018" / "FY 2018" also as the year a statement's column header writes
-        return re.sub(r"\b(?i:FY)\s?((?:19|20)\d\d)\b", r"FY\1 \1", question)
+        question = re.sub(r"\b(?i:FY)\s?((?:19|20)\d\d)\b", r"FY\1 \1", question)
+        return re.sub(r"\b(?i:FY)\s?(\d\d)\b", r"FY\1 20\1", question)  # "FY21": 2021
 
     def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,
                  factor: float = 1.0) -> list[RetrievedUnit]:
