@@ -41,8 +41,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.corpus2 import parse_overrides, run_stage  # noqa: E402
-from bench.lib.financebench import judge_answers, read_labels, recall, subset_docs  # noqa: E402
+from bench.corpus2 import parse_overrides, run_stage
+from bench.lib.financebench import judge_answers, read_labels, recall, subset_docs
 
 DATA = ROOT.parent / "shared" / "financebench"
 PARAMS = ROOT / "bench" / "financebench.yaml"
