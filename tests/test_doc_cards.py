@@ -6,7 +6,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.core.index.cards import DocNamer, build_cards, doc_types, norm_name, periods, surnames, word_docs
+from stages.core.index.cards import (DocNamer, build_cards, doc_types, norm_name, periods, short_forms, surnames,
+                                     word_docs)
 from stages.core.index.keywords import tokenize
 from stages.core.index.store import Index, IndexParams, build_index
 from stages.core.retrieve.params import RetrieveParams
@@ -110,6 +111,22 @@ def test_company_and_fiscal_period_and_form_type_from_metadata_columns():
     assert namer.name("Which company had the most employees?") == []
 
 
+def test_a_company_short_form_in_capitals_names_its_filings():
+    meta = pl.DataFrame({"id": ["jpm-10q", "jj-8k", "mgm-10k", "bb-10k", "gm-10k"],
+                         "title": ["Quarterly report", "Earnings release", "Annual report", "Annual report",
+                                   "Annual report"],
+                         "company": ["JPMorgan", "Johnson & Johnson", "MGM Resorts", "Best Buy", "General Mills"]})
+    namer = DocNamer(build_cards(meta))
+    assert named(namer, "Which of JPM's business segments had the lowest net revenue?") == ["jpm-10q"]
+    assert named(namer, "How did JnJ's US sales growth compare to its international sales growth?") == ["jj-8k"]
+    assert named(namer, "Did J&J raise its guidance?") == ["jj-8k"]
+    assert named(namer, "Which type of debt did MGM invest in most?") == ["mgm-10k"]
+    # a short form counts only in capitals, and a common word's prefix names nothing
+    assert namer.name("What is the best way to read the general ledger?") == []
+    assert namer.name("How did the jpm desk do?") == []
+    assert short_forms("lockheed martin") == {"loc", "lock", "lockh", "lockhe"}  # 'lm': too short
+
+
 def test_the_first_page_title_block_names_a_document_without_metadata_names():
     meta = pl.DataFrame({"id": ["f1", "f2", "f3"], "title": ["Filing one", "Filing two", "Filing three"]})
     fronts = {"f1": "ACME ROCKET WORKS INC. FORM 10-K annual report for the fiscal year ended 2024",
@@ -204,3 +221,15 @@ def test_prior_puts_the_named_filing_first(tmp_path):
     generic = ["What net revenue was reported?"]
     assert [u.key for u in r.retrieve(generic, RetrieveParams(max_context_tokens=400, named_docs="prior"))] == \
         [u.key for u in r.retrieve(generic, RetrieveParams(max_context_tokens=400))]
+
+
+def test_under_the_prior_bm25_searches_without_the_names_that_named_the_filing(tmp_path):
+    r = retriever(tmp_path, filings_index(tmp_path))
+    q = "What net revenue did Acme report for fiscal 2024?"
+    weights = r.doc_weights(q, RetrieveParams(named_docs="prior"))
+    assert weights is not None
+    assert "acme" not in r.keyword_query(q, weights).lower() and "net revenue" in r.keyword_query(q, weights)
+    assert r.keyword_query(q, None) == q  # named_docs: none searches the question as written
+    # a fiscal year also as the year a statement's column writes
+    assert "FY2024 2024" in r.keyword_query("What net revenue did Acme report for FY2024?", weights)
+    assert "FY23 2023" in r.keyword_query("What net revenue did Acme report for FY23?", weights)

@@ -63,6 +63,8 @@ _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _FY = re.compile(r"\b(?:FY|fiscal(?:\s+year)?)\s*'?(\d{4}|\d{2})\b", re.I)
 _QUARTER = re.compile(r"\bQ([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.I)
 _ET_AL = re.compile(r"\s*(?:,\s*)?et\s+al\b", re.I)
+# a short form written in capitals in a question ("JPM", "MGM", "J&J", "JnJ"): two or more capitals, no digit
+_CAPS = re.compile(r"(?<![\w&])(?=(?:[a-z&]*[A-Z]){2})[A-Za-z&]{2,6}(?![\w&])")
 
 
 @dataclass
@@ -114,6 +116,22 @@ def norm_name(text: str) -> str:
     while ws and ws[0] == "the":
         ws.pop(0)
     return " ".join(ws)
+
+
+def short_forms(name: str) -> set[str]:
+    """Short forms of a normalised company name that a question writes in capitals: a prefix of
+    three or more letters of its first word or of the name without spaces ('jpmorgan' -> 'jpm',
+    'mgm resorts' -> 'mgm'), and the initials of a name of two or more words, '&' read as itself or
+    'n' ('johnson & johnson' -> 'j&j', 'jnj'; 'lockheed martin' -> 'lm' is too short: three letters at least)."""
+    words = name.split()
+    if not words:
+        return set()
+    squashed = "".join(w for w in words if w != "&")
+    out = {squashed[:k] for k in range(3, min(len(squashed), 6) + 1)}
+    initials = ["&" if w == "&" else w[0] for w in words]
+    if len([w for w in words if w != "&"]) >= 2:
+        out |= {"".join(initials), "".join("n" if c == "&" else c for c in initials)}
+    return {f for f in out if len(f) >= 3}
 
 
 def periods(text: str) -> tuple[set[str], set[str]]:
@@ -213,6 +231,7 @@ class DocNamer:
         self._block = [_title_words(c.title_block) - t - {a.lower() for a in c.authors}
                        for c, t in zip(cards, self._title)]
         self._names = [c.names() for c in cards]
+        self._short = [{f: nm for nm in ns for f in short_forms(nm)} for ns in self._names]
         self._years = [c.years() for c in cards]
         self._quarters = [c.quarters() for c in cards]
         self._types = [c.types() for c in cards]
@@ -242,6 +261,7 @@ class DocNamer:
             return []
         q_words = _title_words(question)
         q_name = f" {norm_name(question)} "
+        q_caps = {m.group(0).lower() for m in _CAPS.finditer(question)}
         q_years, q_quarters = periods(question)
         q_fiscal = {y if len(y) == 4 else f"20{y}" for y in _FY.findall(question)}
         q_types = doc_types(question)
@@ -262,6 +282,11 @@ class DocNamer:
                 if f" {nm} " in q_name:
                     s += W_NAME * self._idf_names[nm]
                     why.append(f"name:{nm}")
+            for short in sorted(q_caps & self._short[i].keys()):
+                nm = self._short[i][short]
+                if not any(c.startswith("name:") for c in why):  # the full name already counted
+                    s += W_NAME * self._idf_names[nm]
+                    why.append(f"name:{nm}~{short}")
             matched = self._title[i] & q_words
             mass = sum(self._idf[w] for w in matched if self._idf[w] >= RARE)
             whole = len(self._title[i]) >= 2 and matched == self._title[i]

@@ -1,6 +1,7 @@
 """Glue for one question: embed its queries, search dense and BM25, build the context."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -53,6 +54,21 @@ class Retriever:
             return None
         return {d.doc_id: 1.0 + DOC_PRIOR * d.confidence for d in named}
 
+    def keyword_query(self, question: str, weights: dict[str, float] | None) -> str:
+        """The question BM25 searches: under a document prior, without the names that named the documents
+        (a company's name is on every page of its filings, so within them it only finds the pages that
+        repeat it: exhibits, subsidiary lists), and with the year of each "FY2018" ("FY18") written out too, as a
+        statement's period header writes it; as written otherwise."""
+        if not weights:
+            return question
+        names = {n for d in self.index.named_docs(question) for c in d.cues if c.startswith("name:")
+                 for n in c[5:].split("~")}
+        for n in sorted(names, key=len, reverse=True):
+            question = re.sub(rf"(?i)(?<![\w&]){re.escape(n)}(?:'s|’s)?(?![\w&])", " ", question)
+        # "FY2018" / "FY 2018" also as the year a statement's column header writes
+        question = re.sub(r"\b(?i:FY)\s?((?:19|20)\d\d)\b", r"FY\1 \1", question)
+        return re.sub(r"\b(?i:FY)\s?(\d\d)\b", r"FY\1 20\1", question)  # "FY21": 2021
+
     def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,
                  factor: float = 1.0) -> list[RetrievedUnit]:
         """Context units for one question's queries (query 0 is the question, which BM25 searches
@@ -61,7 +77,7 @@ class Retriever:
         depth = Depth.of(p, factor)
         vecs, _ = embed_texts(queries, self.embedder, self.cache, progress=False)
         weights = self.doc_weights(queries[0], p)
-        keyword = self.index.keyword(queries[0], depth.bm25_k, doc_weights=weights)
+        keyword = self.index.keyword(self.keyword_query(queries[0], weights), depth.bm25_k, doc_weights=weights)
         dense = self.index.dense(vecs, depth.top_k, doc_weights=weights)
         focus = self.index.term_weights(queries[0])
         return build_context(self.tree, dense, keyword, depth, answer_unit, focus)

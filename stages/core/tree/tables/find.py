@@ -12,7 +12,9 @@ import re
 
 from stages.core.extract.captions import FIGURE_CAPTION
 from stages.core.extract.records import Line
-from stages.core.tree.tables.rows import IEEE_CAPTION, TABLE_CAPTION, UNIT_JOIN, bound_units, label_like, row_like
+from stages.core.tree.tables.rows import (IEEE_CAPTION, STATEMENT_TITLE, TABLE_CAPTION, UNIT_JOIN, bound_units,
+                                         label_like, row_like)
+from stages.core.tree.tables.statements import header_lines, read_statement
 from stages.core.tree.tables.table import read_table
 
 MAX_CAPTION_LINES = 6
@@ -86,7 +88,8 @@ def _run(lines: list[Line], start: int, step: int, taken: set[int], ieee_ends: b
     rows = 0
     while 0 <= j < len(lines) and j not in taken and len(out) < MAX_TABLE_LINES:
         ln = lines[j]
-        if ln.kind != "text" or ln.heading or TABLE_CAPTION.match(ln.text) or FIGURE_CAPTION.match(ln.text):
+        if ln.kind != "text" or ln.heading or TABLE_CAPTION.match(ln.text) or FIGURE_CAPTION.match(ln.text) \
+                or STATEMENT_TITLE.match(ln.text):
             break
         if ieee_ends and IEEE_CAPTION.match(ln.text):
             break
@@ -154,6 +157,20 @@ def _caption_text(lines: list[Line], i: int, end: int, ieee: bool) -> str:
     return caption.replace(UNIT_JOIN, " ")  # a caption is text, never cells
 
 
+def _statement(lines: list[Line], i: int, end: int, taken: set[int]) -> tuple[Line, list[int]] | None:
+    """A financial statement under the title line i: its rows below, on the title's page (the node keeps one
+    page), read as records (statements.py), with the header that extraction may have found as a ruled table
+    right under the title; (the table line, the line indices it takes), or None under two rows."""
+    start = end + 1 if end < len(lines) and lines[end].kind == "table" else end
+    header = header_lines(lines[end].text) if start > end else []
+    idx = [k for k in _run(lines, start, 1, taken | set(range(i, end)), ieee_ends=True) if lines[k].page == lines[i].page]
+    if sum(row_like(lines[k].text) for k in idx) < 2:
+        return None
+    caption = _caption_text(lines, i, end, False)
+    md = read_statement(header + [lines[k].text for k in idx], caption)
+    return Line(text=md, page=lines[i].page, order=lines[i].order, kind="table"), [*range(i, start), *idx]
+
+
 def find_tables(lines: list[Line]) -> list[Line]:
     """Lines with every captioned text table replaced by one `kind="table"` line (markdown with
     the caption first), placed where the table started; a caption next to a table that
@@ -167,11 +184,17 @@ def find_tables(lines: list[Line]) -> list[Line]:
     while i < len(lines):
         ln = lines[i]
         ieee = ln.kind == "text" and bool(IEEE_CAPTION.match(ln.text))
-        if ln.kind != "text" or i in taken or not (ieee or TABLE_CAPTION.match(ln.text)):
+        statement = ln.kind == "text" and bool(STATEMENT_TITLE.match(ln.text))
+        if ln.kind != "text" or i in taken or not (ieee or statement or TABLE_CAPTION.match(ln.text)):
             i += 1
             continue
-        end = _ieee_caption_end(lines, i) if ieee else _caption_end(lines, i)
+        end = _ieee_caption_end(lines, i) if ieee else i + 1 if statement else _caption_end(lines, i)
         caption = _caption_text(lines, i, end, ieee)
+        if statement and (rows := _statement(lines, i, end, taken)) is not None:
+            replaced[i], used = rows
+            taken.update(used)
+            i = max(used) + 1
+            continue
         neighbours = [k for k in ((end,) if ieee else (i - 1, end)) if 0 <= k < len(lines) and k not in taken]
         found = next((k for k in neighbours if lines[k].kind == "table"), None)
         if found is not None:
@@ -182,7 +205,8 @@ def find_tables(lines: list[Line]) -> list[Line]:
             i = end
             continue
         cap_idx = set(range(i, end))
-        above = [] if ieee else _run(lines, i - 1, -1, taken | cap_idx, ieee_ends=True)
+        # a statement's title heads its rows: only the rows below it (the lines above are the page's header)
+        above = [] if ieee or statement else _run(lines, i - 1, -1, taken | cap_idx, ieee_ends=True)
         below = _run(lines, end, 1, taken | cap_idx, ieee_ends=True)
         n_up = sum(row_like(lines[k].text) for k in above)
         dashes = False  # the rows below were found past a gap (their rows may end in a lone "-")

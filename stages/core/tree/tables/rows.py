@@ -15,6 +15,17 @@ from stages.core.extract.captions import FIGURE_CAPTION
 # A bare "TABLE II" line (IEEE) is no match: `IEEE_CAPTION` reads it, with its title on the lines below
 TABLE_CAPTION = re.compile(r"^(?:(?i:table|tab\.)\s*(?:[A-Z]?\d+|[IVXL]+)\s*[:.]\s*\S"
                            r"|T able\s+[A-Z]?\d+\s+[A-Z][A-Za-z])")
+# a financial statement's title, which captions the statement's rows below it as "Table N:" captions a
+# paper's table: "Consolidated Statements of Cash Flows", "Condensed Consolidated Balance Sheets",
+# "Statement of Operations" (a PDF font may split a word: "Cash Flow s"); the whole line, nothing after it
+# but "(unaudited)", "(continued)", a footnote mark or "<Company> and Subsidiaries"
+STATEMENT_TITLE = re.compile(
+    r"^(?i:(?:(?:condensed|unaudited|interim)\s+)*(?:consolidated\s+(?:and\s+combined\s+)?)?(?:condensed\s+)?"
+    r"(?:statements?\s+of\s+(?:consolidated\s+)?(?:cash\s+flow\s?s?|operations|income|earnings|"
+    r"comprehensive\s+(?:income|loss|earnings)(?:\s+\(loss\))?|financial\s+(?:position|condition)|"
+    r"(?:changes\s+in\s+)?(?:(?:stock|share)(?:holders|owners)['’]?\s+)?equity(?:\s+\(deficit\))?)"
+    r"|balance\s+sheets?))(?:\s*\((?i:unaudited|continued|[a-z])\))?"
+    r"(?:\s+[A-Z][\w&.,' ]{0,60}\b(?i:subsidiary|subsidiaries)(?:\s+(?i:companies))?)?\s*$")
 # IEEE's caption: a bare "TABLE IV" line, the title on the lines after it (often in capitals), the table below
 IEEE_CAPTION = re.compile(r"^TABLE\s+(?:[IVXL]+|\d+)\s*$")
 

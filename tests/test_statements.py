@@ -1,0 +1,69 @@
+"""Financial statements in running text read as records (stages/core/tree/tables/statements.py): each row
+sentence carries the statement's title, the line item and its periods."""
+from __future__ import annotations
+
+from stages.core.extract.records import Line
+from stages.core.tree.tables import find_tables, table_row_sentences
+from stages.core.tree.tables.rows import STATEMENT_TITLE
+
+PROSE = "The following discussion should be read together with the consolidated financial statements."
+
+
+def page(*texts: str, first: int = 0, pno: int = 7) -> list[Line]:
+    return [Line(t, pno, first + i) for i, t in enumerate(texts)]
+
+
+def rows_of(out: list[Line]) -> list[str]:
+    tables = [ln for ln in out if ln.kind == "table"]
+    assert len(tables) == 1
+    return table_row_sentences(tables[0].text)
+
+
+def test_a_statement_title_heads_its_rows_and_the_year_header_names_the_columns():
+    src = page("Acme Company and Subsidiaries", "Consolidated Statement of Cash Flow s", "Years ended December 31",
+               "(Millions) 2018 2017 2016", "Cash Flows from Investing Activities",
+               "Purchases of property, plant and equipment (PP&E) (1,577)  (1,373)  (1,420) ",
+               "Adjustments to reconcile net income to net cash", "provided by operating activities",
+               "Net income $ 5,363  $ 4,869  $ 5,058 ", PROSE)
+    out = find_tables(src)
+    assert [ln.text for ln in out if ln.kind == "text"] == ["Acme Company and Subsidiaries", PROSE]
+    rows = rows_of(out)
+    title = "Consolidated Statement of Cash Flows (cash flow statement) Years ended December 31 (Millions)"
+    assert rows == [f"{title} | Cash Flows from Investing Activities",
+                    f"{title} | Purchases of property, plant and equipment (PP&E) | 2018: (1,577) | 2017: (1,373) | "
+                    "2016: (1,420)",
+                    f"{title} | Adjustments to reconcile net income to net cash provided by operating activities",
+                    f"{title} | Net income | 2018: 5,363 | 2017: 4,869 | 2016: 5,058"]
+    assert out[1].page == 7
+
+
+def test_a_header_spread_over_lines_and_a_ruled_header_extraction_found():
+    spread = page("CONSOLIDATED STATEMENTS OF INCOME", "(In thousands)", "Years Ended", "December 2,", "2016",
+                  "November 27,", "2015", "Revenue:", "Subscription $ 4,584,833 $ 3,223,904",
+                  "Total revenue 5,854,430 4,795,511", PROSE)
+    assert rows_of(find_tables(spread))[1] == ("CONSOLIDATED STATEMENTS OF INCOME (income statement) (In thousands) Years Ended December 2, "
+                                              "November 27, | Subscription | 2016: 4,584,833 | 2015: 3,223,904")
+    ruled = "|  | Three months ended June 30, |  |\n| --- | --- | --- |\n| (in millions) | 2022 | 2021 |"
+    src = [Line("Consolidated statements of income (unaudited)", 3, 0), Line(ruled, 3, 1, kind="table"),
+           *page("Investment banking fees $  1,586  $  3,470 ", "Card income 1,133  1,647 ", PROSE, first=2, pno=3)]
+    out = find_tables(src)
+    assert len(out) == 2 and out[1].text == PROSE
+    assert rows_of(out)[0] == ("Consolidated statements of income (unaudited) (income statement) Three months ended June 30, "
+                               "(in millions) | Investment banking fees | 2022: 1,586 | 2021: 3,470")
+
+
+def test_rows_on_the_next_page_stay_prose_and_titles_in_prose_are_no_caption():
+    src = page("Consolidated Balance Sheets", "2023 2022", "Cash 10 20", "Inventories 30 40") + \
+        page("Total assets 50 60", "Total liabilities 70 80", first=4, pno=8)
+    out = find_tables(src)
+    assert [ln.kind for ln in out] == ["table", "text", "text"]  # a node keeps one page
+    for text in ("Consolidated Statements of Operations 38", "consolidated balance sheets.",
+                 "Consolidated Statements of Cash Flows for each of the three years ended", "BALANCE SHEET LOCATION"):
+        assert not STATEMENT_TITLE.match(text)
+    for text in ("CONSOLIDATED STATEMENTS OF COMPREHENSIVE INCOME (LOSS)", "Balance Sheet (e)",
+                 "Condensed Consolidated Statement of Earnings",
+                 "Consolidated Balance Sheets Corning Incorporated and Subsidiary Companies"):
+        assert STATEMENT_TITLE.match(text)
+    # a title with fewer than two rows under it is left as it was
+    lone = page("Consolidated Balance Sheets", PROSE)
+    assert find_tables(lone) == lone
