@@ -7,6 +7,7 @@ from pathlib import Path
 from stages.core.common.artifacts import write_parquet
 from stages.core.common.cli import run
 from stages.core.common.params import load_params, section
+from stages.core.engine.local import open_engine
 from stages.core.extract.loaders import ExtractParams, extract_corpus, to_frames
 
 OUT = Path("artifacts/extract")
@@ -19,7 +20,9 @@ def main() -> None:
     images_dir = OUT / "images"
     shutil.rmtree(images_dir, ignore_errors=True)  # no stale PNGs from an earlier run
     images_dir.mkdir(parents=True, exist_ok=True)
-    result = extract_corpus(data.get("corpus_dir", ""), cfg, images_dir, data.get("metadata") or None)
+    with open_engine(params) as engine:
+        result = extract_corpus(data.get("corpus_dir", ""), cfg, images_dir, data.get("metadata") or None,
+                                engine=engine)
     documents, blocks, images = to_frames(result)
     write_parquet(blocks, OUT / "blocks.parquet")
     write_parquet(images, OUT / "images.parquet")
