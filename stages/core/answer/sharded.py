@@ -28,6 +28,7 @@ from stages.core.llm.client import CallStats
 from stages.core.llm.params import LLMParams
 from stages.core.llm.response_cache import ResponseCache
 from stages.core.llm.session import llm_session
+from stages.core.llm.weights import ensure_model
 
 log = logging.getLogger("treerag.answer")
 Contexts = dict[str, list[list[ContextBlock]]]
@@ -79,6 +80,8 @@ def answer_on(engine: Any, llm_params: LLMParams, questions: pl.DataFrame, conte
     if engine.kind == "local":
         with llm_session(llm_params) as text_llm, figure_llm(text_llm, ap.vision, llm_params, contexts) as llm:
             return answer_members(llm, questions, contexts, ap, ens, run), llm.stats.summary()
+    if not llm_params.base_url:  # assembled once here, not by every node at once on a shared cache folder
+        ensure_model(llm_params.model)
     store = engine.on_driver_node(partial(ResponseCache, cache_dir("llm") / "responses.sqlite"))
     nodes = len(engine.nodes())
     limit = min(nodes, llm_params.max_concurrency) if llm_params.base_url else None
