@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,6 +86,7 @@ def main() -> int:
             wall = time.monotonic() - t0
         finally:
             cluster.stop()
+            shutil.rmtree(cluster.temp_dir, ignore_errors=True)
         ray_calls = plan_calls + chat_calls(fake) - start
     lost = [ln for ln in out.splitlines() if "node(s) lost" in ln or "actor died" in ln]
     result = {"latency_s": args.latency, "killed_after_calls": killed_at, "kill_at_s": round(kill_s, 1),
@@ -96,6 +98,7 @@ def main() -> int:
     if proc.returncode:
         print(out[-4000:])
     (ROOT / "bench" / "results" / "ray_node_kill.json").write_text(json.dumps(result, indent=1) + "\n")
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0 if result["same_submission"] else 1
 
 
