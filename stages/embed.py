@@ -7,8 +7,10 @@ import time
 from stages.core.common.artifacts import read_parquet, write_json, write_parquet
 from stages.core.common.cli import run
 from stages.core.common.params import load_params, section
-from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.embed.embedder import EmbeddingCache, EmbedParams
+from stages.core.embed.pooled import engine_embedder
 from stages.core.embed.tree_vectors import embed_tree
+from stages.core.engine.local import open_engine
 from stages.core.llm.params import LLMParams
 from stages.core.llm.retry import RetryPolicy
 
@@ -23,10 +25,11 @@ def main() -> None:
     nodes = read_parquet(NODES, "build_tree")
     t0 = time.perf_counter()
     llm = section(LLMParams, "llm", params)
-    embedder = make_embedder(p, llm.api_key_env, RetryPolicy.from_params(llm))
     cache = EmbeddingCache()
     try:
-        res = embed_tree(nodes, embedder, cache, p)
+        with open_engine(params, [llm.api_key_env]) as engine:
+            res = embed_tree(nodes, engine_embedder(engine, p, llm.api_key_env, RetryPolicy.from_params(llm)),
+                             cache, p)
     finally:
         cache.close()
     seconds = round(time.perf_counter() - t0, 2)

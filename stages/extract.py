@@ -8,6 +8,7 @@ from stages.core.common.artifacts import write_parquet
 from stages.core.common.cli import run
 from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
+from stages.core.engine.local import open_engine
 from stages.core.extract.loaders import ExtractParams, extract_corpus, to_frames
 
 OUT = Path("artifacts/extract")
@@ -20,7 +21,8 @@ def main() -> None:
     images_dir = OUT / "images"
     shutil.rmtree(images_dir, ignore_errors=True)  # no stale PNGs from an earlier run
     images_dir.mkdir(parents=True, exist_ok=True)
-    result = extract_corpus(data.corpus(), cfg, images_dir, data.metadata)
+    with open_engine(params) as engine:
+        result = extract_corpus(data.corpus(), cfg, images_dir, data.metadata, engine=engine)
     documents, blocks, images = to_frames(result)
     write_parquet(blocks, OUT / "blocks.parquet")
     write_parquet(images, OUT / "images.parquet")

@@ -13,10 +13,13 @@ from stages.core.common.dataio import has_answers, read_questions
 from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.embed.embedder import EmbeddingCache, EmbedParams, make_embedder
+from stages.core.engine.local import open_engine
 from stages.core.retrieve.metrics import retrieval_metrics
 from stages.core.retrieve.params import RetrieveParams, RetryContextParams
-from stages.core.retrieve.search import CONTEXT_SCHEMA, Retriever, retrieve_all
+from stages.core.retrieve.search import CONTEXT_SCHEMA, Retriever
+from stages.core.retrieve.sharded import retrieve_on
 
+INDEX, NODES = Path("artifacts/index"), "artifacts/tree/nodes.parquet"
 OUT = "artifacts/retrieve/contexts.parquet"
 OUT_RETRY = "artifacts/retrieve/retry_contexts.parquet"
 METRICS = "metrics/retrieval.json"
@@ -30,12 +33,13 @@ def main() -> None:
     queries = read_parquet("artifacts/plan/queries.parquet", "plan").sort("question_id", "query_index")
     by_q = {qid: g["query"].to_list() for (qid,), g in queries.group_by("question_id")}
     cache = EmbeddingCache()
-    retriever = Retriever(Path("artifacts/index"), read_parquet("artifacts/tree/nodes.parquet", "build_tree"),
+    retriever = Retriever(INDEX, read_parquet(NODES, "build_tree"),
                           make_embedder(section(EmbedParams, "embed", params)), cache)
     queries_of = {q["id"]: by_q.get(q["id"]) or [q["question"]] for q in questions.iter_rows(named=True)}
     t0 = time.perf_counter()
     units_of = dict(zip(questions["id"], questions["answer_unit"])) if "answer_unit" in questions.columns else {}
-    rows, retry_rows = retrieve_all(retriever, queries_of, p, ap.max_retries, units_of=units_of)
+    with open_engine(params) as engine:
+        rows, retry_rows = retrieve_on(engine, retriever, (INDEX, NODES), queries_of, p, ap.max_retries, units_of)
     ms = 1000 * (time.perf_counter() - t0) / max(1, questions.height * (1 + ap.max_retries))
     cache.close()
     contexts = pl.DataFrame(rows, schema=CONTEXT_SCHEMA)

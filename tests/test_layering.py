@@ -1,6 +1,7 @@
 """The layering of stages/core, derived from the pipeline itself.
 
-- ``common`` imports only ``common``; ``llm`` only ``common`` and ``llm``.
+- ``common`` imports only ``common``; ``llm`` only ``common`` and ``llm``; ``engine`` (where a stage's items
+  run: local or Ray) only ``common`` and ``engine``, and every stage's package may import it.
 - A stage's package (``stages/core/<stage>/``, named after its dvc.yaml stage; ``tree`` for
   build_tree) may import
   ``common``, ``llm``, itself and the packages of the stages upstream of it in dvc.yaml,
@@ -18,7 +19,7 @@ from codegraph import ROOT, direct_imports, load_stages, module_name, upstream
 STAGES = load_stages()
 UPSTREAM = upstream(STAGES)
 CORE = ROOT / "stages" / "core"
-BASE = {"common": {"common"}, "llm": {"common", "llm"}}
+BASE = {"common": {"common"}, "llm": {"common", "llm"}, "engine": {"common", "engine"}}
 STAGE_OF = {"tree": "build_tree"}  # a package is named after its stage, but for the tree the stage builds
 STAGE_OF_PACKAGE = {s: p for p, s in STAGE_OF.items()}
 PACKAGES = sorted(p.name for p in CORE.iterdir() if (p / "__init__.py").exists())
@@ -31,7 +32,7 @@ def allowed(package: str) -> set[str] | None:
     if package in BASE:
         return BASE[package]
     package_of = {STAGE_OF.get(p, p): p for p in PACKAGES}
-    return {"common", "llm", package, *(package_of[s] for s in UPSTREAM[STAGE_OF.get(package, package)]
+    return {"common", "llm", "engine", package, *(package_of[s] for s in UPSTREAM[STAGE_OF.get(package, package)]
                                         if s in package_of)}
 
 
@@ -74,7 +75,7 @@ def test_entry_modules_import_only_the_core_and_follow_the_layering(path: Path) 
     stage = path.stem
     if stage in STAGES:
         package = next((p for p, s in STAGE_OF.items() if s == stage), stage)
-        ok = allowed(package) if package in PACKAGES else {"common", "llm"} | {
+        ok = allowed(package) if package in PACKAGES else {"common", "llm", "engine"} | {
             STAGE_OF_PACKAGE.get(s, s) for s in UPSTREAM[stage]}
         assert sorted(m for m in direct_imports(path) if core_package(m) not in ok | {None}) == []
 

@@ -23,7 +23,7 @@ T = TypeVar("T")
 PARAMS_FILE = "params.yaml"
 # every section a stage or tool reads: any other top-level key (a misspelt `retreive:`) is an error,
 # not a section silently ignored (its stage would run on the defaults)
-SECTIONS = ("data", "corpus", "llm", "vision", "extract", "caption", "tree", "embed", "index", "plan",
+SECTIONS = ("engine", "ray", "data", "corpus", "llm", "vision", "extract", "caption", "tree", "embed", "index", "plan",
             "retrieve", "answer", "ensemble")
 
 

@@ -37,7 +37,7 @@ from stages.core.extract.records import (
     Line,
     LoadedDoc,
 )
-from stages.core.extract.workers import LoadJob, LoadOutcome, load_all
+from stages.core.extract.workers import LoadJob, LoadOutcome, engine_load_all, load_all
 
 FORMATS = {".pdf": "pdf", ".json": "json", ".md": "md", ".markdown": "md", ".txt": "txt"}
 
@@ -274,13 +274,14 @@ def load_metadata_table(path: str | Path | None) -> dict[str, dict[str, str]]:
 
 
 def extract_corpus(corpus_dir: str | Path, params: ExtractParams, images_dir: str | Path | None = None,
-                   metadata_path: str | Path | None = None, progress: bool = True) -> ExtractResult:
+                   metadata_path: str | Path | None = None, progress: bool = True, engine: Any = None) -> ExtractResult:
     """Extract every file; bad files are skipped with a warning or, with on_error=fail, raise.
 
     Files are parsed by `extract.workers` processes; documents, blocks, images and
     warnings come out in file order, identical to one worker. A doc_id is read from its
     first file; a later file with the same id is only read if every earlier one failed
-    (otherwise it is skipped as a duplicate, and never parsed).
+    (otherwise it is skipped as a duplicate, and never parsed). ``engine`` (`engine: ray`): the files are
+    parsed by its workers instead of `extract.workers` processes, with the same results.
     """
     corpus = Path(corpus_dir)
     files = find_corpus_files(corpus)
@@ -290,6 +291,7 @@ def extract_corpus(corpus_dir: str | Path, params: ExtractParams, images_dir: st
             for path in files]
     outcomes: list[LoadOutcome | None] = [None] * len(jobs)
     pages = 0
+    run_jobs = load_all if engine is None or engine.kind == "local" else engine_load_all(engine)
 
     def done(outcome: LoadOutcome) -> None:  # the bar counts files; its postfix the pages read so far
         nonlocal pages
@@ -309,7 +311,7 @@ def extract_corpus(corpus_dir: str | Path, params: ExtractParams, images_dir: st
                     batch.append(i)
             if not batch:
                 break
-            results = load_all(load_one, [jobs[i] for i in batch], params, img_dir, params.n_workers, done)
+            results = run_jobs(load_one, [jobs[i] for i in batch], params, img_dir, params.n_workers, done)
             for i, r in zip(batch, results, strict=True):
                 outcomes[i] = r
         bar.update(len(jobs) - bar.n)  # duplicates are never parsed

@@ -19,6 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import redirect_stderr
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -104,3 +105,15 @@ def _isolated(loader: Loader, job: LoadJob, params: Any, images_dir: Path | None
             return pool.submit(run_job, loader, job, params, images_dir).result()
     except BrokenProcessPool as e:
         return _crashed(e)
+
+
+def _run_one(loader: Loader, params: Any, images_dir: Path | None, job: LoadJob) -> LoadOutcome:
+    return run_job(loader, job, params, images_dir)
+
+
+def engine_load_all(engine: Any) -> Callable[..., list[LoadOutcome]]:
+    """`load_all` on an engine's workers (`engine: ray`: one task per file, results in job order)."""
+    def run(loader: Loader, jobs: Sequence[LoadJob], params: Any, images_dir: Path | None, workers: int,
+            on_done: Callable[[LoadOutcome], None] | None = None) -> list[LoadOutcome]:
+        return engine.map(partial(_run_one, loader, params, images_dir), jobs, on_done)
+    return run

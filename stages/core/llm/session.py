@@ -38,9 +38,11 @@ def check_reachable(base_url: str, key: str, timeout_s: float = 10.0) -> None:
 
 
 @contextmanager
-def llm_session(params: LLMParams, cache_name: str = "responses.sqlite") -> Iterator[ChatClient]:
-    """A chat client for the configured endpoint; the embedded server lives as long as the session."""
-    cache = ResponseCache(cache_dir("llm") / cache_name)
+def llm_session(params: LLMParams, cache_name: str = "responses.sqlite", cache: Any = None) -> Iterator[ChatClient]:
+    """A chat client for the configured endpoint; the embedded server lives as long as the session.
+    ``cache``: a response cache with get/put to use instead of this machine's file (the caller closes it)."""
+    own = cache is None
+    cache = ResponseCache(cache_dir("llm") / cache_name) if own else cache
     server_box: list[Any] = []
 
     if params.base_url:
@@ -74,4 +76,5 @@ def llm_session(params: LLMParams, cache_name: str = "responses.sqlite") -> Iter
                      client.throttle.rate_limited)
         for s in server_box:
             s.close()
-        cache.close()
+        if own:
+            cache.close()

@@ -22,6 +22,7 @@ import re
 import sys
 from collections import defaultdict
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Iterable
 
 import polars as pl
@@ -215,6 +216,16 @@ def build_tree(docs: list[DocInput], params: TreeParams, progress: bool = True) 
         doc.lines = find_tables(doc.lines)
         nodes.extend(build_doc_tree(doc, params, splitter))
     return nodes
+
+
+def build_tree_on(engine: Any, docs: list[DocInput], params: TreeParams) -> list[Node]:
+    """`build_tree` on an engine: `ray` builds runs of documents as tasks (a few per CPU), in document order."""
+    if engine.kind == "local":
+        return build_tree(docs, params)
+    from stages.core.engine.local import chunks
+
+    runs = engine.map(partial(build_tree, params=params, progress=False), chunks(docs, 4 * engine.cpus()))
+    return [n for run in runs for n in run]
 
 
 def nodes_frame(nodes: list[Node]) -> pl.DataFrame:
