@@ -18,7 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-HEAD_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+# RAY_AUTH_MODE pinned: left unset, `ray start --head` turns token auth on when ~/.ray/auth_token exists (any
+# earlier local ray.init() writes one) while `ray start --address` stays off, and the worker node is refused.
+HEAD_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 KEEP_LOOPBACK = ("import sys, ray._private.services as s; s.resolve_ip_for_localhost = lambda host: host; "
                  "from ray.scripts.scripts import main; sys.argv[0] = 'ray'; main()")
 
