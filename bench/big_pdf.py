@@ -6,8 +6,8 @@
 Builds `--pages` pages by appending the source folder's PDFs (sorted by name, repeated as
 needed) into one file with PyMuPDF, then runs `python -m stages.extract` in a throwaway
 project whose corpus is that one file (this repository's params.yaml, `extract.workers` as
-shipped). Extract holds one document's blocks in memory at a time, so its peak RSS should
-follow the largest document: this is the case that checks it. Writes pages, blocks, wall,
+shipped): the largest single document a corpus may hold, where a per-document stage's
+memory peaks. Writes pages, blocks, wall,
 CPU s, CPU s/page and the stage's peak RSS to `--out` (default bench/results/big_pdf.json).
 """
 from __future__ import annotations
@@ -15,18 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import pymupdf
 import polars as pl
+import pymupdf
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.corpus2 import MEASURE
+from bench.corpus2 import measure
 
 SOURCE = ROOT.parent / "shared" / "financebench" / "corpus"
 
@@ -64,13 +63,7 @@ def main() -> None:
         params["data"].update(corpus_dir="data/corpus", metadata="data/metadata.csv")
         (proj / "data" / "metadata.csv").write_text("id,type,title,year,citation,url\nbig,report,Big,2024,,\n")
         (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-        r = subprocess.run([sys.executable, "-c", MEASURE, sys.executable, "-m", "stages.extract"], cwd=proj,
-                           capture_output=True, text=True)
-        if r.returncode != 0 or not r.stdout.strip():
-            raise SystemExit(f"big_pdf: extract failed\n{r.stderr[-3000:]}")
-        costs = json.loads(r.stdout.strip().splitlines()[-1])
-        if costs.pop("rc") != 0:
-            raise SystemExit(f"big_pdf: extract failed\n{r.stderr[-3000:]}")
+        costs = measure([sys.executable, "-m", "stages.extract"], proj, None, "big_pdf: extract")
         docs = pl.read_parquet(proj / "artifacts" / "extract" / "documents.parquet")
         blocks = pl.read_parquet(proj / "artifacts" / "extract" / "blocks.parquet")
         result = {"command": "python bench/big_pdf.py " + " ".join(sys.argv[1:]),

@@ -61,15 +61,20 @@ def parse_overrides(items: list[str]) -> dict[str, dict[str, object]]:
     return out
 
 
-def run_stage(proj: Path, stage: str, env: dict[str, str]) -> dict[str, float]:
-    cmd = [sys.executable, "-c", MEASURE, sys.executable, "-m", "dvc", "repro", "--single-item", stage]
-    r = subprocess.run(cmd, cwd=proj, env=env, capture_output=True, text=True)
+def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None, what: str) -> dict[str, float]:
+    """Run `cmd` in `cwd` under MEASURE: its wall, CPU s (with children) and peak RSS; exits on failure."""
+    r = subprocess.run([sys.executable, "-c", MEASURE, *cmd], check=False, cwd=cwd, env=env, capture_output=True,
+                       text=True)
     if r.returncode != 0 or not r.stdout.strip():
-        raise SystemExit(f"stage {stage}: measuring wrapper failed\n{r.stderr[-4000:]}")
+        raise SystemExit(f"{what}: measuring wrapper failed\n{r.stderr[-4000:]}")
     costs = json.loads(r.stdout.strip().splitlines()[-1])
     if costs.pop("rc") != 0:
-        raise SystemExit(f"stage {stage} failed:\n{r.stderr[-4000:]}")
+        raise SystemExit(f"{what} failed:\n{r.stderr[-4000:]}")
     return costs
+
+
+def run_stage(proj: Path, stage: str, env: dict[str, str]) -> dict[str, float]:
+    return measure([sys.executable, "-m", "dvc", "repro", "--single-item", stage], proj, env, f"stage {stage}")
 
 
 def recall_only(args: argparse.Namespace, proj: Path, costs: dict[str, dict[str, float]], total: float) -> None:
