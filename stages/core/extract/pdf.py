@@ -14,7 +14,8 @@ Why these choices:
 - the table search only where it can find something: a page without vector drawings has
   no edges, so no table (find_tables' character pass costs ~0.1 s on any text page), and
   pages with more than ``TABLE_MAX_DRAWINGS`` vector paths skip it (its cost grows
-  with the paths: most of a diagram-heavy manual's extraction time went there).
+  with the paths: most of a diagram-heavy manual's extraction time went there);
+- find_tables' character list built by table_chars.py: the same list at ~40% less CPU on filings.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import pymupdf
 
 from stages.core.extract.captions import CAPTION
 from stages.core.extract.records import MIN_IMAGE_SIZE, DocumentError, ImageRecord, Line, LoadedDoc
+from stages.core.extract.table_chars import fast_table_chars
 
 BOLD_FLAG = 16  # PyMuPDF span flag bit for bold
 CAPTION_MAX_GAP = 40.0  # pt: a "Figure N: ..." line starting this close to an image is its caption (a line or two)
@@ -277,7 +279,8 @@ def find_page_tables(page: pymupdf.Page, max_drawings: int = TABLE_MAX_DRAWINGS)
     if max_drawings and n_drawings > max_drawings:
         return [], True
     try:
-        return list(page.find_tables(use_layout=False).tables), False
+        with fast_table_chars():
+            return list(page.find_tables(use_layout=False).tables), False
     except Exception:  # find_tables can fail on odd drawings; text still counts
         return [], False
 
