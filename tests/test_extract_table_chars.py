@@ -96,3 +96,22 @@ def test_patch_only_inside_the_block():
     with pytest.raises(RuntimeError), table_chars.fast_table_chars():
         raise RuntimeError("find_tables failed")
     assert T.make_chars is table_chars._ORIGINAL
+
+
+def test_chars_in_rect_agrees_with_pymupdf():
+    doc = pymupdf.open(CORPUS2 / "booktabs.pdf")
+    checked = hits = 0
+    for page in list(doc)[:6]:
+        T._CHARS_VAR.set([])
+        table_chars.make_chars(page)
+        boxes = [dict(c) for c in T.CHARS][::7]
+        rects = [pymupdf.Rect(d["rect"]) for d in page.get_drawings()]
+        rects += [pymupdf.Rect(c["x0"], c["y0"], c["x1"], c["y1"]) for c in boxes]  # exactly one char's box
+        rects += [pymupdf.Rect(c["x0"], c["y0"], c["x1"] - 0.01, c["y1"]) for c in boxes]  # a hair too small
+        rects += [page.rect, pymupdf.Rect(0, 0, 1, 1)]
+        for r in rects:
+            ours = table_chars.chars_in_rect(T.CHARS, r)
+            assert ours == table_chars._ORIGINAL_IN_RECT(T.CHARS, r), r
+            checked += 1
+            hits += ours
+    assert checked > 100 and 0 < hits < checked

@@ -25,6 +25,10 @@ import pymupdf
 import pymupdf.table as _table
 
 _ORIGINAL = _table.make_chars
+_ORIGINAL_IN_RECT = _table.chars_in_rect
+# the character boxes of the list chars_in_rect saw last, as arrays: (list, its length, x0, y0, x1, y1);
+# holding the list keeps its id from being reused by another call's list
+_boxes: list[Any] = [None, -1, None, None, None, None]
 
 
 def _f32_transform(x: np.ndarray, y: np.ndarray, m: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -106,11 +110,28 @@ def make_chars(page: Any, clip: Any = None) -> Any:
     return textpage
 
 
+def chars_in_rect(chars: Any, rect: Any) -> bool:
+    """Drop-in for ``pymupdf.table.chars_in_rect``: whether some character lies inside `rect`.
+
+    find_tables asks it once per cluster of vector graphics, each time walking every character
+    of the page in Python; here the boxes become arrays once per list, and the same four
+    comparisons (on the same float64 numbers) run in numpy."""
+    lst = chars._list() if hasattr(chars, "_list") else chars
+    if _boxes[0] is not lst or _boxes[1] != len(lst):
+        box = np.array([(c["x0"], c["y0"], c["x1"], c["y1"]) for c in lst], dtype=np.float64).reshape(-1, 4)
+        _boxes[:] = [lst, len(lst), box[:, 0], box[:, 1], box[:, 2], box[:, 3]]
+    _, _, x0, y0, x1, y1 = _boxes
+    r0, r1, r2, r3 = rect[0], rect[1], rect[2], rect[3]
+    return bool(((r0 <= x0) & (x1 <= r2) & (r1 <= y0) & (r3 >= y1)).any())
+
+
 @contextmanager
 def fast_table_chars() -> Iterator[None]:
-    """find_tables inside this block builds its character list with `make_chars` above."""
-    _table.make_chars = make_chars
+    """find_tables inside this block builds its character list with `make_chars` above and
+    tests graphics clusters for text with `chars_in_rect`."""
+    _table.make_chars, _table.chars_in_rect = make_chars, chars_in_rect
     try:
         yield
     finally:
-        _table.make_chars = _ORIGINAL
+        _table.make_chars, _table.chars_in_rect = _ORIGINAL, _ORIGINAL_IN_RECT
+        _boxes[:] = [None, -1, None, None, None, None]
