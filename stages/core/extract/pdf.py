@@ -13,9 +13,8 @@ Why these choices:
   same strings (bench/extract_speed.py checks it on real PDFs);
 - the table search only where it can find something: a page without vector drawings has
   no edges, so no table (find_tables' character pass costs ~0.1 s on any text page), and
-  pages with more than ``TABLE_MAX_DRAWINGS`` vector paths skip it (its cost grows
-  with the paths: most of a diagram-heavy manual's extraction time went there);
-- find_tables' character list built by table_chars.py: the same list at ~40% less CPU on filings.
+  pages with more than ``TABLE_MAX_DRAWINGS`` vector paths skip it (its cost grows with the
+  paths); find_tables' character list comes from table_chars.py (the same list, ~40% less CPU).
 """
 from __future__ import annotations
 
