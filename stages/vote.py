@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from stages.core.answer.params import EnsembleParams
+from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.submission import build_submission
 from stages.core.answer.voting import read_member, vote_all
 from stages.core.common.artifacts import write_csv
@@ -25,7 +25,7 @@ def main() -> None:
     voted = vote_all(members, questions["id"].to_list())
     meta = read_metadata(data_params(params).metadata)
     urls = dict(zip(meta["id"].to_list(), meta["url"].to_list()))
-    sub = build_submission(questions, voted, urls)
+    sub = build_submission(questions, voted, urls, section(AnswerParams, "answer", params).style)
     write_csv(sub, OUT)
     blanks = int((sub["answer_value"] == "is_blank").sum())
     logging.info("vote: %d members -> %s (%d answered, %d blank)", ens.n, OUT, sub.height - blanks, blanks)

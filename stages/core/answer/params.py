@@ -13,6 +13,7 @@ from stages.core.common.corpus import CorpusParams, corpus_field
 from stages.core.common.vision import VisionParams, vision_field
 
 READERS = ("typed", "free")
+STYLES = ("wattbot", "analyst")
 # every call is greedy: the same request always gets the same reply, so the answers are reproducible and
 # ensemble members that send the same request share one reply (they differ by the view of the context)
 TEMPERATURE = 0.0
@@ -25,6 +26,10 @@ class AnswerParams:
     # typed: a JSON schema per question kind, values grounded in the context by code (typed_reader.py) |
     # free: one explained JSON reply, rescued in code (free_reader.py)
     reader: str = "typed"
+    # the answers' conventions (analyst.py): wattbot = True/False as 1/0 and `is_blank` in every blank field |
+    # analyst = Yes/No with its reason, named ratios computed by code with the formula in the explanation,
+    # explanations in whole cited sentences, a stated refusal, and no unit on an answer that has none
+    style: str = "wattbot"
     max_retries: int = 1  # a blank reading is asked again over the next, wider context (retrieve builds them)
     # where the kind and unit come from the question alone (kinds.question_type): auto = where the questions
     # file gives no unit (no answer_unit column or a blank cell) | always = every question | never = the file's unit
@@ -40,6 +45,8 @@ class AnswerParams:
 
         if self.reader not in READERS:
             raise ParamError(f"params.yaml: answer.reader={self.reader!r} must be free or typed")
+        if self.style not in STYLES:
+            raise ParamError(f"params.yaml: answer.style={self.style!r} must be wattbot or analyst")
         if self.infer_unit not in INFER_UNIT:
             raise ParamError(f"params.yaml: answer.infer_unit={self.infer_unit!r} must be auto, always or never")
         self.unit_words = {} if self.unit_words is None else self.unit_words

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stages.core.answer import analyst
 from stages.core.answer import typed_reader as reader
 from stages.core.answer.demos import demo_messages
 from stages.core.answer.images import with_figures
@@ -19,7 +20,7 @@ from stages.core.answer.kinds import Kind, asks_to_compute, question_kind
 from stages.core.answer.params import TEMPERATURE, AnswerParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock, add_cost
 from stages.core.answer.table_records import table_records
-from stages.core.answer.typed_prompt import response_format, typed_reader_system, user_message
+from stages.core.answer.typed_prompt import format_units, response_format, typed_reader_system, user_message
 from stages.core.common.values import BLANK
 from stages.core.llm.protocol import LLM
 from stages.core.llm.replies import parse_json_reply
@@ -122,8 +123,12 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     """
     question_id, question, unit = q.id, q.text, q.unit
     kind = q.kind or question_kind(question, unit)
+    kind = analyst.analyst_kind(question, kind) if params.style == "analyst" else kind
     explain = kind == "explain"
-    tf = kind == "true_false"  # read from the calibrated log-probabilities of the two answers
+    # answer.style analyst: its own request for a metric, a yes/no question or an explanation (analyst.py)
+    styled = params.style == "analyst" and analyst.request(kind, question, 1) is not None
+    # read from the calibrated log-probabilities of the two answers (an analyst's yes/no follows its reason)
+    tf = kind == "true_false" and not styled
     operation = computes(question, unit, kind)
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
@@ -134,15 +139,20 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             if readings[m] is not None or level >= len(member.levels) or not member.levels[level]:
                 continue
             units = typed_units(member.levels[level])
-            msg = user_message(question, unit, kind, units, operation)
+            req = analyst.request(kind, question, len(units)) if styled else None
+            if req is not None:
+                msg = f"{format_units(units)}\n\nQuestion: {question}\n{req.instruction}"
+                fmt, max_tokens = req.response_format(), req.max_tokens
+            else:
+                msg = user_message(question, unit, kind, units, operation)
+                fmt, max_tokens = response_format(kind, len(units), operation), (
+                    EXPLAIN_MAX_TOKENS if explain else MAX_TOKENS)
             messages = [*setup.prefix_for(kind, member.extra_demo_kinds), {"role": "user", "content": msg}]
             messages = with_figures(messages, units, params.vision)  # figures' pixels only with a vision endpoint
-            fmt = response_format(kind, len(units), operation)
             key = json.dumps([messages, fmt], sort_keys=True)
             shared = key in greedy
             reply = greedy[key] if shared else llm.complete(
-                messages, temperature=TEMPERATURE, seed=member.seed,
-                max_tokens=EXPLAIN_MAX_TOKENS if explain else MAX_TOKENS,
+                messages, temperature=TEMPERATURE, seed=member.seed, max_tokens=max_tokens,
                 response_format=fmt, **({"top_logprobs": TF_TOP_LOGPROBS} if tf else {}))
             greedy[key] = reply
             add_cost(outs[m], reply, shared)
@@ -153,7 +163,8 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             if tf:
                 probs = reader.answer_token_probs(reply.token_logprobs)
                 true_prob = reader.calibrated_true_prob(probs, setup.tf_prior) if probs else None
-            reading = reader.read_reply(kind, unit, data, units, true_prob, question)
+            reading = analyst.read(req, data, units) if req is not None else reader.read_reply(
+                kind, unit, data, units, true_prob, question)
             if not reading.is_blank:
                 readings[m] = (reading, units, level)
     for out, found in zip(outs, readings, strict=True):
@@ -161,8 +172,9 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             continue
         reading, units, level = found
         out.pointers, out.level = list(reading.pointers), level
-        out.answer = Answer(question_id, answer=reading.value, answer_value=reading.value,
-                            answer_unit=unit or BLANK, ref_id=reader.refs_for(reading, units),
+        req = analyst.request(kind, question, len(units)) if styled else None
+        out.answer = Answer(question_id, answer=analyst.answer_text(req, reading), answer_value=reading.value,
+                            answer_unit=analyst.answer_unit(req, unit) or BLANK, ref_id=reader.refs_for(reading, units),
                             explanation=reading.expression or BLANK,
                             supporting_materials=reader.quote_for(reading, units), grounded=reading.grounded)
     return outs

@@ -100,7 +100,7 @@ def ask_question(question: str, unit: str, params: AskParams, retriever: Retriev
     member_rows = [m[0] for m in members]
     voted = vote_all([member_answers(pl.DataFrame(m, schema_overrides=MEMBER_SCHEMA_OVERRIDES)) for m in members],
                      [ASK_ID])
-    submission = build_submission(questions, voted, urls).row(0, named=True)
+    submission = build_submission(questions, voted, urls, params.answer.style).row(0, named=True)
     return AskResult(queries, fell_back, attempts, member_rows, voted[0], submission)
 
 

@@ -1,0 +1,228 @@
+"""answer.style analyst: answers written as an analyst writes them, not as WattBot's submission wants.
+
+- A yes/no question (one not worded "True or False: ...") is answered "Yes" or "No" with its reason:
+  the reply states the reason first and the answer after it, so the answer follows the reason it
+  gives, and the reason is kept in the answer.
+- A metric the question names (metrics.py) is computed by code from the line items the reader
+  copies, and the explanation names the formula with its operands.
+- An explanation is one or two whole sentences: a reply cut short by its length limit loses its
+  unfinished sentence (or its unfinished word, when it has no whole sentence), never mid-word.
+- Every non-blank answer in words names the filing it comes from, and a question the context
+  does not answer gets a sentence that says so (`REFUSAL`) instead of a blank marker.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stages.core.answer.grounding import grounded_number, numbers_in
+from stages.core.answer.kinds import TRUE_FALSE, infer_type
+from stages.core.answer.metrics import Asked, asked_metric, compute_metric
+from stages.core.answer.record import ContextBlock
+from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, _pointers
+from stages.core.common.values import BLANK
+
+REFUSAL = "Not answered: the retrieved passages of the filings do not state what this question asks."
+REASON_MAX_CHARS = 300  # a yes/no answer's reason: a sentence or two
+MAX_SENTENCES = 2
+# a metric's copied line items must be in the context: with fewer than this share of them stated there, the
+# reader made them up and the question is refused
+MIN_GROUNDED_OPERANDS = 0.5
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s+|$)")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+# words that cannot end a sentence: a reply cut after one loses it ("... higher volume and")
+_DANGLING = re.compile(r"(?:[\s,;:]+(?:and|or|but|the|a|an|of|to|in|on|for|with|by|from|as|at|than|that|which|"
+                       r"its|their|was|were|is|are))+$", re.IGNORECASE)
+
+
+def sentences(text: Any, limit: int, max_sentences: int = MAX_SENTENCES) -> str | None:
+    """At most ``max_sentences`` whole sentences of a reply of at most ``limit`` characters (its
+    grammar's maxLength); None when it has fewer than EXPLAIN_MIN_WORDS words (a stray token is no
+    answer). An unfinished last sentence is dropped; a reply with no whole sentence keeps its whole
+    words (the last one too, unless the reply reached ``limit`` and was cut in it) and gets a period."""
+    if not isinstance(text, str):
+        return None
+    s = " ".join(text.split()).strip().strip('"').strip()
+    whole = [p.strip() for p in _SENTENCE_END.split(s) if p.strip() and p.strip()[-1] in ".!?"]
+    if whole and len(_WORD.findall(" ".join(whole[:max_sentences]))) >= EXPLAIN_MIN_WORDS:
+        s = " ".join(whole[:max_sentences])
+    elif s and s[-1] not in ".!?":
+        if len(s) >= limit - 1:  # cut by the length limit, maybe in a word
+            s = re.sub(r"\s*\S*$", "", s)
+        s = _DANGLING.sub("", s).rstrip(",;:-– ")
+        s = s + "." if s else ""
+    if len(_WORD.findall(s)) < EXPLAIN_MIN_WORDS:
+        return None
+    return s
+
+
+def cited(text: str, refs: Sequence[str]) -> str:
+    """The text followed by the filings it comes from: "... (3M_2018_10K)"."""
+    return f"{text} ({', '.join(refs)})" if refs else text
+
+
+def yes_no_value(answer: bool) -> str:
+    return "Yes" if answer else "No"
+
+
+def read_yes_no(data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
+    """A yes/no reply: the value "Yes"/"No", the reason kept as the reading's expression."""
+    if not data or not isinstance(data.get("answer"), bool):
+        return Reading()
+    pointers = _pointers(data, len(units))
+    reason = sentences(data.get("reason"), REASON_MAX_CHARS) or ""
+    return Reading(yes_no_value(data["answer"]), pointers, grounded=bool(pointers), expression=reason)
+
+
+# ---- the prompt and reply of a metric question
+
+def metric_instruction(asked: Asked) -> str:
+    """The prompt's last lines: the line items to copy; code computes the metric from them."""
+    items = "\n".join(f'- "{name}": {label}' for name, label in asked.fields())
+    reply = ", ".join(f'"{name}": number' for name, _ in asked.fields())
+    return (f"The {asked.metric.name} is computed from these line items of the financial statements. Copy each "
+            "number exactly as the units state it, in the units' own scale (e.g. millions):\n"
+            f'{items}\nReply {{"units": [...], {reply}}}.')
+
+
+def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
+    """The metric computed from the copied line items, the formula as the expression; blank when a
+    line item is missing, or when fewer than MIN_GROUNDED_OPERANDS of them are stated in the context
+    (copied from nowhere: the context does not hold the statements)."""
+    if not data:
+        return Reading()
+    pointers = _pointers(data, len(units))
+    copied = {k: float(v) for k, v in data.items()
+              if k != "units" and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    done = compute_metric(asked, copied)
+    if done is None:
+        return Reading(pointers=pointers)
+    stated = numbers_in("\n".join(u.text for u in units))
+    operands = list(copied.values())
+    found = sum(grounded_number(x, stated, "", strict=True) for x in operands)
+    if not operands or found / len(operands) < MIN_GROUNDED_OPERANDS:
+        return Reading(pointers=pointers, expression=done.explanation)
+    holding = tuple(k for k, u in enumerate(units, start=1)
+                    if any(grounded_number(x, numbers_in(u.text), "", strict=True) for x in operands if x))
+    value = f"{done.value:.{asked.decimals}f}"
+    return Reading(value, pointers or holding[:MAX_POINTERS], grounded=found == len(operands),
+                   expression=done.explanation)
+
+
+# ---- the analyst's requests and readings, by question kind
+
+YES_NO_INSTRUCTION = ('Reply {"units": [...], "reason": one sentence from the units that decides the question, '
+                      '"answer": true for yes or false for no}.')
+EXPLAIN_INSTRUCTION = ('Reply {"units": [...], "answer": one or two full sentences that answer the question from '
+                       'the units}.')
+EXPLAIN_MAX_CHARS = 400  # two sentences
+TOKENS_PER_NUMBER = 16  # a metric reply: the field name and a number
+
+
+@dataclass(frozen=True)
+class Request:
+    """An analyst request in place of the typed reader's own: its mode, last prompt lines, schema, length."""
+
+    mode: str  # "metric" | "yes_no" | "explain"
+    instruction: str
+    schema: dict[str, Any]
+    max_tokens: int
+    asked: Asked | None = None
+
+    def response_format(self) -> dict[str, Any]:
+        return {"type": "json_schema", "json_schema": {"name": f"answer_{self.mode}", "strict": True,
+                                                       "schema": self.schema}}
+
+
+def _schema(n_units: int, answer: dict[str, Any]) -> dict[str, Any]:
+    units: dict[str, Any] = {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_units + 1))},
+                             "maxItems": MAX_POINTERS}
+    props = {"units": units, **answer}
+    return {"type": "object", "properties": props, "required": list(props)}
+
+
+_AUX = re.compile(r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|might|must)\s+\S",
+                  re.IGNORECASE)
+_ALTERNATIVE = re.compile(r"\bor\b(?!\s+not\b)", re.IGNORECASE)
+
+
+def yes_no_question(question: str) -> bool:
+    """A yes/no question: its first sentence asks with an auxiliary verb first ("Does ...", "As of
+    FY2022, has ...") and offers no alternatives ("A or B"); what follows it (an instruction such as
+    "if the metric is not useful, explain why") does not change what it asks."""
+    first = re.split(r"\?", question, maxsplit=1)[0].strip()
+    lead = _lead(first)
+    return any(_AUX.match(s) for s in (first, lead)) and not _ALTERNATIVE.search(first)
+
+
+def analyst_kind(question: str, kind: str) -> str:
+    """The kind an analyst reads a question as: yes/no by its first sentence (`yes_no_question`), a
+    number when it names a metric (metrics.py) and asks for no explanation, else the kind inferred."""
+    if kind in ("numeric", "text", "true_false") and not TRUE_FALSE.match(question) and yes_no_question(question):
+        return "true_false"
+    if kind in ("numeric", "text") and asked_metric(question) is not None:
+        return "numeric"
+    lead = _lead(question)
+    if kind == "text" and lead != question and infer_type(lead).kind == "explain":  # "As of Q1, why did ...?"
+        return "explain"
+    return kind
+
+
+def _lead(question: str) -> str:
+    """The question without an opening phrase: "As of FY2023, ...", "Looking at VaR, ..."."""
+    return re.sub(r"^[^,?]{0,60},\s*", "", question.strip())
+
+
+def request(kind: str, question: str, n_units: int) -> Request | None:
+    """The analyst's request for a question of this kind (`analyst_kind`), or None: the typed reader asks
+    as always (a number the context states, a name, or a question worded "True or False: ...")."""
+    asked = asked_metric(question) if kind == "numeric" else None
+    if asked is not None:
+        fields = asked.fields()
+        return Request("metric", metric_instruction(asked), _schema(n_units, {n: {"type": "number"} for n, _ in fields}),
+                       24 + TOKENS_PER_NUMBER * len(fields), asked)
+    if kind == "true_false" and not TRUE_FALSE.match(question):
+        schema = _schema(n_units, {"reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
+                                   "answer": {"type": "boolean"}})
+        return Request("yes_no", YES_NO_INSTRUCTION, schema, 24 + REASON_MAX_CHARS // 3)
+    if kind == "explain":
+        schema = _schema(n_units, {"answer": {"type": "string", "maxLength": EXPLAIN_MAX_CHARS}})
+        return Request("explain", EXPLAIN_INSTRUCTION, schema, 24 + EXPLAIN_MAX_CHARS // 3)
+    return None
+
+
+def read(req: Request, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
+    """The reply to an analyst request as a reading (blank when it is no answer)."""
+    if req.mode == "metric" and req.asked is not None:
+        return read_metric(req.asked, data, units)
+    if req.mode == "yes_no":
+        return read_yes_no(data, units)
+    said = sentences((data or {}).get("answer"), EXPLAIN_MAX_CHARS)
+    pointers = _pointers(data or {}, len(units))
+    return Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)
+
+
+def answer_text(req: Request | None, reading: Reading) -> str:
+    """The submission's answer column: "Yes. <reason>", a metric with its percent sign, or the reading."""
+    if req is not None and req.mode == "yes_no":
+        return f"{reading.value}. {reading.expression}".strip() if reading.expression else reading.value
+    if req is not None and req.asked is not None and req.asked.metric.percent:
+        return f"{reading.value}%"
+    return reading.value
+
+
+def answer_unit(req: Request | None, unit: str) -> str:
+    """A metric's unit: percent, none for a ratio (the unit the question seemed to name is an operand's),
+    the statements' unit for an amount; other answers keep the question's."""
+    if req is None or req.asked is None:
+        return unit
+    metric = req.asked.metric
+    return "percent" if metric.percent else unit if metric.amount else ""
+
+
+def submission_unit(given: str, answered: str) -> str:
+    """The unit column: the questions file's, else the answer's own; none (empty) for an answer in words."""
+    unit = (given or "").strip() or (answered or "").strip()
+    return "" if unit == BLANK else unit

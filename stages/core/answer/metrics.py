@@ -1,0 +1,221 @@
+"""Financial metrics computed by code from line items the reader copies (answer.style analyst).
+
+A 1.5B reader asked for "the quick ratio" or "the year-over-year change in revenue" copies one
+number from a statement, or divides the wrong pair. Here code recognises the metric a question
+names (`METRICS`: the textbook definitions, which are also how analysts' questions define them),
+asks the reader for each line item the formula needs, by name and fiscal year ("revenue_FY2019",
+"total_current_liabilities_FY2019"), then computes and rounds the value, and the explanation
+names the formula with the operands filled in. Line items a statement prints in parentheses
+(capital expenditure as an outflow) count by their size where the metric needs a size.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+_YEAR = re.compile(r"\b(?:FY|fiscal (?:year )?)\s?'?(\d{4}|\d{2})\b", re.IGNORECASE)
+_PLAIN_YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
+_DECIMALS = re.compile(r"\bround(?:ed)? (?:your answer |the answer |it )?to (\w+) decimal", re.IGNORECASE)
+_WORD_NUMBERS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4}
+_N_YEAR_AVERAGE = re.compile(r"\b(\d|two|three|four|five)[- ]year average\b", re.IGNORECASE)
+_CAGR = re.compile(r"\bCAGR\b|\bcompound(?:ed)? annual growth\b", re.IGNORECASE)
+DEFAULT_DECIMALS = 2  # a ratio or percent as analysts write it when the question names no precision
+
+
+@dataclass(frozen=True)
+class Item:
+    """A line item the formula needs: its field name stem, the words shown to the reader, and
+    whether it counts by its size (an outflow printed negative is still a positive capex)."""
+
+    key: str
+    label: str
+    size: bool = True
+
+
+REVENUE = Item("revenue", "total revenue (net sales)")
+COGS = Item("cost_of_goods_sold", "cost of goods sold (cost of sales / cost of revenue)")
+INVENTORY = Item("inventory", "inventories")
+PAYABLES = Item("accounts_payable", "accounts payable")
+PPE = Item("net_ppe", "property, plant and equipment, net")
+ASSETS = Item("total_assets", "total assets")
+CURRENT_ASSETS = Item("total_current_assets", "total current assets")
+CURRENT_LIABILITIES = Item("total_current_liabilities", "total current liabilities")
+CASH = Item("cash", "cash and cash equivalents")
+SHORT_INVESTMENTS = Item("short_term_investments", "short-term investments (marketable securities)")
+RECEIVABLES = Item("receivables", "accounts receivable, net")
+CFO = Item("operating_cash_flow", "net cash provided by operating activities", size=False)
+CAPEX = Item("capital_expenditure", "purchases of property, plant and equipment (capital expenditure)")
+NET_INCOME = Item("net_income", "net income", size=False)
+OPERATING_INCOME = Item("operating_income", "operating income", size=False)
+GROSS_PROFIT = Item("gross_profit", "gross profit", size=False)
+DA = Item("depreciation_and_amortization", "depreciation and amortization (cash flow statement)")
+
+Values = Mapping[str, float]
+# (item, years back from the year the question asks about): 0 = that year, 1 = the year before
+Operand = tuple[Item, int]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named metric: the wording that names it, its operands and formula, and whether it is a percent."""
+
+    name: str
+    pattern: str
+    operands: tuple[Operand, ...]
+    formula: str  # as the explanation writes it, over the operand names
+    value: Callable[[Sequence[float]], float]  # the operands' values in `operands` order
+    percent: bool = False
+    amount: bool = False  # an amount in the statements' own units (millions), not a ratio
+
+
+def _avg(a: float, b: float) -> float:
+    return (a + b) / 2
+
+
+def _margin(name: str, pattern: str, item: Item) -> Metric:
+    return Metric(name, pattern, ((item, 0), (REVENUE, 0)), f"{item.key} / revenue * 100",
+                  lambda v: v[0] / v[1] * 100, percent=True)
+
+
+# most specific wording first: "fixed asset turnover" before "asset turnover", "net working capital" (an
+# amount) before "working capital ratio"
+METRICS: tuple[Metric, ...] = (
+    Metric("days payable outstanding", r"\bdays payable outstanding\b|\bDPO\b",
+           ((PAYABLES, 0), (PAYABLES, 1), (COGS, 0), (INVENTORY, 0), (INVENTORY, 1)),
+           "365 * average accounts_payable / (cost_of_goods_sold + change in inventory)",
+           lambda v: 365 * _avg(v[0], v[1]) / (v[2] + v[3] - v[4])),
+    Metric("inventory turnover", r"\binventory turnover\b", ((COGS, 0), (INVENTORY, 0), (INVENTORY, 1)),
+           "cost_of_goods_sold / average inventory", lambda v: v[0] / _avg(v[1], v[2])),
+    Metric("fixed asset turnover", r"\bfixed asset turnover\b", ((REVENUE, 0), (PPE, 0), (PPE, 1)),
+           "revenue / average net_ppe", lambda v: v[0] / _avg(v[1], v[2])),
+    Metric("asset turnover", r"\basset turnover\b", ((REVENUE, 0), (ASSETS, 0), (ASSETS, 1)),
+           "revenue / average total_assets", lambda v: v[0] / _avg(v[1], v[2])),
+    Metric("return on assets", r"\breturn on (?:total )?assets\b|\bROA\b", ((NET_INCOME, 0), (ASSETS, 0), (ASSETS, 1)),
+           "net_income / average total_assets", lambda v: v[0] / _avg(v[1], v[2])),
+    Metric("quick ratio", r"\bquick ratio\b|\bacid[- ]test\b",
+           ((CASH, 0), (SHORT_INVESTMENTS, 0), (RECEIVABLES, 0), (CURRENT_LIABILITIES, 0)),
+           "(cash + short_term_investments + receivables) / total_current_liabilities",
+           lambda v: (v[0] + v[1] + v[2]) / v[3]),
+    Metric("operating cash flow ratio", r"\boperating cash flow ratio\b", ((CFO, 0), (CURRENT_LIABILITIES, 0)),
+           "operating_cash_flow / total_current_liabilities", lambda v: v[0] / v[1]),
+    Metric("current ratio", r"\bcurrent ratio\b|\bworking capital ratio\b",
+           ((CURRENT_ASSETS, 0), (CURRENT_LIABILITIES, 0)), "total_current_assets / total_current_liabilities",
+           lambda v: v[0] / v[1]),
+    Metric("working capital", r"\b(?:net )?working capital\b", ((CURRENT_ASSETS, 0), (CURRENT_LIABILITIES, 0)),
+           "total_current_assets - total_current_liabilities", lambda v: v[0] - v[1], amount=True),
+    Metric("free cash flow", r"\bfree cash ?flow\b|\bFCF\b", ((CFO, 0), (CAPEX, 0)),
+           "operating_cash_flow - capital_expenditure", lambda v: v[0] - v[1], amount=True),
+    Metric("capital expenditure as a share of revenue",
+           r"\b(?:capex|capital expenditures?)\b.{0,20}(?:%|percent|share|ratio) of (?:total )?(?:revenue|sales)\b",
+           ((CAPEX, 0), (REVENUE, 0)), "capital_expenditure / revenue * 100", lambda v: v[0] / v[1] * 100,
+           percent=True),
+    _margin("gross margin", r"\bgross (?:profit )?(?:%\s*)?margin\b", GROSS_PROFIT),
+    _margin("operating margin", r"\boperating (?:income |profit )?(?:%\s*)?margin\b", OPERATING_INCOME),
+    _margin("net profit margin", r"\bnet (?:profit |income )?(?:%\s*)?margin\b|\bprofit margin\b", NET_INCOME),
+    _margin("D&A margin", r"\b(?:D&A|depreciation and amortization)\b.{0,40}\bmargin\b", DA),
+    Metric("revenue growth", r"\b(?:revenue|sales)\b.{0,30}\b(?:growth|change|CAGR)\b|\b(?:growth|change) in "
+           r"(?:total |net )?(?:revenue|sales)\b", ((REVENUE, 0), (REVENUE, 1)),
+           "(revenue - revenue of the year before) / revenue of the year before * 100",
+           lambda v: (v[0] - v[1]) / v[1] * 100, percent=True),
+)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A metric a question asks for: the metric, the fiscal years it is computed for (one, or several
+    averaged: "3 year average"), and the decimals of the answer."""
+
+    metric: Metric
+    years: tuple[int, ...]
+    decimals: int
+
+    def fields(self) -> list[tuple[str, str]]:
+        """(field name, what to copy) for every operand of every year, without repeats."""
+        out: dict[str, str] = {}
+        for y in self.years:
+            for item, back in self.metric.operands:
+                out[field_name(item, y - back)] = f"{item.label}, FY{y - back}"
+        return list(out.items())
+
+
+def field_name(item: Item, year: int) -> str:
+    return f"{item.key}_FY{year}"
+
+
+def fiscal_years(question: str) -> list[int]:
+    """The fiscal years a question names ("FY2019", "fiscal 2020", "2021"), in order, four digits."""
+    years = [int(y) if len(y) == 4 else 2000 + int(y) for y in _YEAR.findall(question)]
+    return years or [int(y) for y in _PLAIN_YEAR.findall(question)]
+
+
+def _decimals(question: str) -> int:
+    m = _DECIMALS.search(question)
+    if not m:
+        return DEFAULT_DECIMALS
+    word = m.group(1).lower()
+    return int(word) if word.isdigit() else _WORD_NUMBERS.get(word, DEFAULT_DECIMALS)
+
+
+def asked_metric(question: str) -> Asked | None:
+    """The metric a question asks for, with its years and decimals; None when it names none of
+    METRICS or no fiscal year (the operands could not be named)."""
+    metric = next((m for m in METRICS if re.search(m.pattern, question, re.IGNORECASE)), None)
+    years = fiscal_years(question)
+    if metric is None or not years:
+        return None
+    last = max(years)
+    if _CAGR.search(question) and last > min(years):  # compound growth over the years between the two named
+        n = last - min(years)
+        cagr = Metric(f"{n} year revenue CAGR", _CAGR.pattern, ((REVENUE, 0), (REVENUE, n)),
+                      f"((revenue / revenue {n} years before) ^ (1/{n}) - 1) * 100",
+                      lambda v: ((v[0] / v[1]) ** (1 / n) - 1) * 100, percent=True)
+        return Asked(cagr, (last,), _decimals(question))
+    span = _N_YEAR_AVERAGE.search(question)
+    if span:  # an average of the metric over the n years ending with the last one named
+        n = span.group(1).lower()
+        count = int(n) if n.isdigit() else {"two": 2, "three": 3, "four": 4, "five": 5}[n]
+        chosen = tuple(range(last - count + 1, last + 1))
+    elif metric.name == "revenue growth" and len(set(years)) == 2 and max(years) - min(years) > 1:
+        return None  # growth over several years (a CAGR) is not a one-year change
+    else:
+        chosen = (last,)
+    return Asked(metric, chosen, _decimals(question))
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A metric's value, rounded, and the explanation that shows how."""
+
+    value: float
+    explanation: str
+
+
+def compute_metric(asked: Asked, copied: Values) -> Computed | None:
+    """The metric from the copied line items, or None when one is missing or a denominator is zero."""
+    metric = asked.metric
+    per_year, shown = [], []
+    for y in asked.years:
+        vals = []
+        for item, back in metric.operands:
+            x = copied.get(field_name(item, y - back))
+            if x is None or not math.isfinite(x):
+                return None
+            vals.append(abs(x) if item.size else x)
+        try:
+            v = metric.value(vals)
+        except ZeroDivisionError:
+            return None
+        if not math.isfinite(v):
+            return None
+        per_year.append(v)
+        shown.append(", ".join(f"{field_name(i, y - b)} = {x:g}" for (i, b), x in zip(metric.operands, vals,
+                                                                                       strict=True)))
+    value = round(sum(per_year) / len(per_year), asked.decimals)
+    unit = "%" if metric.percent else ""
+    how = f"{metric.name} = {metric.formula}"
+    if len(asked.years) > 1:
+        each = "; ".join(f"FY{y}: {v:.{asked.decimals + 1}f}" for y, v in zip(asked.years, per_year, strict=True))
+        how += f", averaged over FY{asked.years[0]}-FY{asked.years[-1]} ({each})"
+    return Computed(value, f"{how}, with {'; '.join(shown)}: {value:.{asked.decimals}f}{unit}")
