@@ -123,7 +123,8 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     """
     question_id, question, unit = q.id, q.text, q.unit
     kind = q.kind or question_kind(question, unit)
-    kind = analyst.analyst_kind(question, kind) if params.style == "analyst" else kind
+    if params.style == "analyst":
+        kind, unit = analyst.analyst_kind(question, kind), analyst.analyst_unit(question, unit)
     explain = kind == "explain"
     # answer.style analyst: its own request for a metric, a yes/no question or an explanation (analyst.py)
     styled = params.style == "analyst" and analyst.request(kind, question, 1) is not None
