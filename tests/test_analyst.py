@@ -89,8 +89,11 @@ class Scripted:
     replies: dict[str, str]
     asked: list[dict] = field(default_factory=list)
 
+    prompts: list[str] = field(default_factory=list)
+
     def complete(self, messages, *, temperature, seed, max_tokens, response_format=None, top_logprobs=0):
         self.asked.append(response_format["json_schema"])
+        self.prompts.append(messages[-1]["content"])
         text = self.replies[response_format["json_schema"]["name"]]
         return Completion(text=text, prompt_tokens=10, completion_tokens=10, finish_reason="stop")
 
@@ -108,10 +111,11 @@ def _answer(question: str, kind: str, replies: dict[str, str], style: str, level
 
 
 def test_analyst_yes_no_keeps_its_reason_and_wattbot_answers_1_or_0():
-    reply = {"units": [1], "reason": "Current liabilities of 2,811 exceed current assets of 1,250.",
+    reply = {"units": [1], "reason": "No dividend to common shareholders was declared in FY2022.",
              "answer": False}
-    a, llm = _answer(WORKING_CAPITAL, "text", {"answer_yes_no": json.dumps(reply)}, "analyst")
-    assert a.answer_value == "No" and a.answer.startswith("No. Current liabilities of 2,811")
+    a, llm = _answer("Has MGM Resorts paid dividends to common shareholders in FY2022?", "true_false",
+                     {"answer_yes_no": json.dumps(reply)}, "analyst")
+    assert a.answer_value == "No" and a.answer.startswith("No. No dividend to common shareholders")
     assert list(llm.asked[0]["schema"]["properties"]) == ["units", "reason", "answer"]  # the reason first
     w, _ = _answer("Does it have positive working capital?", "true_false",
                    {"answer_true_false": '{"units": [1], "answer": false}'}, "wattbot")
@@ -160,3 +164,16 @@ def test_an_amount_asked_in_usd_millions_is_answered_in_millions():
     a, _ = _answer(q, "numeric", {"answer_numeric": '{"units": [1], "value": 1577}'}, "analyst",
                    [[ContextBlock("3M_2018_10K", "Capital expenditure was $1,577 million in 2018.")]])
     assert a.answer_value == "1577" and a.answer_unit == "million USD"
+
+
+def test_a_yes_no_question_on_a_metric_gets_the_metric_computed_first():
+    reply = {"units": [1], "total_current_assets_FY2021": 1250, "total_current_liabilities_FY2021": 2811,
+             "total_current_assets_FY2022": 1250, "total_current_liabilities_FY2022": 2811}
+    yes_no = {"units": [3], "reason": "Working capital was negative in FY2022.", "answer": False}
+    a, llm = _answer(WORKING_CAPITAL, "text", {"answer_metric": json.dumps(reply),
+                                               "answer_yes_no": json.dumps(yes_no)}, "analyst")
+    assert [s["name"] for s in llm.asked] == ["answer_metric", "answer_yes_no"]
+    # the computed metric is one more context unit of the yes/no request, and the explanation shows it
+    assert f"[3] AWK_2022_10K: {analyst.FACT_PREFIX}working capital" in llm.prompts[1]
+    assert "FY2022 -1561.00" in llm.prompts[1] and "FY2022 -1561.00" in a.explanation
+    assert a.answer_value == "No"

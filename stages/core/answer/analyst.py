@@ -185,10 +185,11 @@ def _lead(question: str) -> str:
     return re.sub(r"^[^,?]{0,60},\s*", "", question.strip())
 
 
-def request(kind: str, question: str, n_units: int) -> Request | None:
+def request(kind: str, question: str, n_units: int, metric: Asked | None = None) -> Request | None:
     """The analyst's request for a question of this kind (`analyst_kind`), or None: the typed reader asks
-    as always (a number the context states, a name, or a question worded "True or False: ...")."""
-    asked = asked_metric(question) if kind == "numeric" else None
+    as always (a number the context states, a name, or a question worded "True or False: ..."). ``metric``:
+    the metric to compute whatever the question's kind (the one a yes/no question turns on)."""
+    asked = metric or (asked_metric(question) if kind == "numeric" else None)
     if asked is not None:
         fields = asked.fields()
         return Request("metric", metric_instruction(asked), _schema(n_units, {n: {"type": "number"} for n, _ in fields}),
@@ -221,6 +222,14 @@ def answer_text(req: Request | None, reading: Reading) -> str:
     if req is not None and req.asked is not None and req.asked.metric.percent:
         return f"{reading.value}%"
     return reading.value
+
+
+FACT_PREFIX = "Computed from the financial statements: "
+
+
+def with_fact(levels: Sequence[Sequence[ContextBlock]], fact: str, doc_id: str) -> list[list[ContextBlock]]:
+    """The context levels with the computed metric as one more unit, last (nearest the question)."""
+    return [[*level, ContextBlock(doc_id, FACT_PREFIX + fact)] for level in levels]
 
 
 def answer_unit(req: Request | None, unit: str) -> str:

@@ -130,6 +130,7 @@ class Asked:
     metric: Metric
     years: tuple[int, ...]
     decimals: int
+    average: bool = True  # several years: their average (False: each year's value, the last one answers)
 
     def fields(self) -> list[tuple[str, str]]:
         """(field name, what to copy) for every operand of every year, without repeats."""
@@ -190,6 +191,7 @@ class Computed:
 
     value: float
     explanation: str
+    per_year: tuple[tuple[int, float], ...] = ()
 
 
 def compute_metric(asked: Asked, copied: Values) -> Computed | None:
@@ -212,10 +214,24 @@ def compute_metric(asked: Asked, copied: Values) -> Computed | None:
         per_year.append(v)
         shown.append(", ".join(f"{field_name(i, y - b)} = {x:g}" for (i, b), x in zip(metric.operands, vals,
                                                                                        strict=True)))
-    value = round(sum(per_year) / len(per_year), asked.decimals)
+    value = round(sum(per_year) / len(per_year) if asked.average else per_year[-1], asked.decimals)
     unit = "%" if metric.percent else ""
     how = f"{metric.name} = {metric.formula}"
+    each_year = tuple((y, round(v, asked.decimals)) for y, v in zip(asked.years, per_year, strict=True))
+    if not asked.average:
+        values = ", ".join(f"FY{y} {v:.{asked.decimals}f}{unit}" for y, v in each_year)
+        return Computed(value, f"{how}: {values} (with {'; '.join(shown)})", each_year)
     if len(asked.years) > 1:
         each = "; ".join(f"FY{y}: {v:.{asked.decimals + 1}f}" for y, v in zip(asked.years, per_year, strict=True))
         how += f", averaged over FY{asked.years[0]}-FY{asked.years[-1]} ({each})"
-    return Computed(value, f"{how}, with {'; '.join(shown)}: {value:.{asked.decimals}f}{unit}")
+    return Computed(value, f"{how}, with {'; '.join(shown)}: {value:.{asked.decimals}f}{unit}", each_year)
+
+
+def yes_no_metric(question: str) -> Asked | None:
+    """The metric a yes/no question turns on ("positive working capital", "an improving operating margin"),
+    for its year and the year before (a change shows in two); None when it names none."""
+    asked = asked_metric(question)
+    if asked is None or _CAGR.search(question):
+        return None
+    last = max(asked.years)
+    return Asked(asked.metric, (last - 1, last), asked.decimals, average=False)

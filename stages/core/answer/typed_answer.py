@@ -17,6 +17,7 @@ from stages.core.answer import typed_reader as reader
 from stages.core.answer.demos import demo_messages
 from stages.core.answer.images import with_figures
 from stages.core.answer.kinds import Kind, asks_to_compute, question_kind
+from stages.core.answer.metrics import yes_no_metric
 from stages.core.answer.params import TEMPERATURE, AnswerParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock, add_cost
 from stages.core.answer.table_records import table_records
@@ -106,6 +107,7 @@ class TypedQuestion:
     text: str
     unit: str
     kind: Kind | None = None
+    metric: Any = None  # answer.style analyst: the metric (metrics.Asked) to compute, whatever the wording asks
 
 
 def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMember], params: AnswerParams,
@@ -123,11 +125,16 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     """
     question_id, question, unit = q.id, q.text, q.unit
     kind = q.kind or question_kind(question, unit)
-    if params.style == "analyst":
+    if params.style == "analyst" and q.metric is not None:
+        kind = "numeric"
+    elif params.style == "analyst":
         kind, unit = analyst.analyst_kind(question, kind), analyst.analyst_unit(question, unit)
     explain = kind == "explain"
     # answer.style analyst: its own request for a metric, a yes/no question or an explanation (analyst.py)
-    styled = params.style == "analyst" and analyst.request(kind, question, 1) is not None
+    styled = params.style == "analyst" and analyst.request(kind, question, 1, q.metric) is not None
+    facts: list[str] = [""] * len(members)
+    if styled and kind == "true_false" and (asked := yes_no_metric(question)) is not None:
+        members, facts = _with_facts(llm, q, members, params, setup, asked)
     # read from the calibrated log-probabilities of the two answers (an analyst's yes/no follows its reason)
     tf = kind == "true_false" and not styled
     operation = computes(question, unit, kind)
@@ -140,7 +147,7 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             if readings[m] is not None or level >= len(member.levels) or not member.levels[level]:
                 continue
             units = typed_units(member.levels[level])
-            req = analyst.request(kind, question, len(units)) if styled else None
+            req = analyst.request(kind, question, len(units), q.metric) if styled else None
             if req is not None:
                 msg = f"{format_units(units)}\n\nQuestion: {question}\n{req.instruction}"
                 fmt, max_tokens = req.response_format(), req.max_tokens
@@ -173,9 +180,29 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             continue
         reading, units, level = found
         out.pointers, out.level = list(reading.pointers), level
-        req = analyst.request(kind, question, len(units)) if styled else None
+        req = analyst.request(kind, question, len(units), q.metric) if styled else None
         out.answer = Answer(question_id, answer=analyst.answer_text(req, reading), answer_value=reading.value,
                             answer_unit=analyst.answer_unit(req, unit) or BLANK, ref_id=reader.refs_for(reading, units),
                             explanation=reading.expression or BLANK,
                             supporting_materials=reader.quote_for(reading, units), grounded=reading.grounded)
+    for out, fact in zip(outs, facts, strict=True):
+        if fact and not out.answer.is_blank:
+            out.answer.explanation = f"{out.answer.explanation} {analyst.FACT_PREFIX}{fact}".replace(BLANK, "").strip()
     return outs
+
+
+def _with_facts(llm: LLM, q: TypedQuestion, members: Sequence[TypedMember], params: AnswerParams,
+                setup: TypedSetup, asked: Any) -> tuple[list[TypedMember], list[str]]:
+    """The members with the metric a yes/no question turns on computed first (its own request, metrics.py)
+    and added to their context as one more unit, so that the yes/no answer and its reason can rest on
+    the number; a member whose metric is not computed reads its context as it was."""
+    computed = answer_question_typed(llm, TypedQuestion(q.id, q.text, "", "numeric", metric=asked), members,
+                                     params, setup)
+    out, facts = [], []
+    for member, c in zip(members, computed, strict=True):
+        fact = c.answer.explanation if not c.answer.is_blank and c.answer.explanation != BLANK else ""
+        doc = (c.answer.ref_id or [""])[0]
+        out.append(TypedMember(analyst.with_fact(member.levels, fact, doc), member.seed, member.extra_demo_kinds)
+                   if fact else member)
+        facts.append(fact)
+    return out, facts
