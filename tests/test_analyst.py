@@ -144,7 +144,7 @@ def test_analyst_submission_refuses_in_words_cites_and_writes_no_is_blank_unit()
     assert sub["a"]["answer"] == analyst.REFUSAL and sub["a"]["answer_value"] == "is_blank"
     assert sub["b"]["answer"] == "No. Liabilities exceed assets. (AWK_2022_10K)"
     assert sub["c"]["answer"] == "24.26"
-    assert {r["answer_unit"] for r in sub.values()} == {""}
+    assert {r["answer_unit"] for r in sub.values()} == {""} and sub["b"]["explanation"] == ""
     wattbot = build_submission(questions, answers, {})
     assert set(wattbot["answer_unit"].to_list()) == {"is_blank"} and wattbot["answer"][0] == "is_blank"
 

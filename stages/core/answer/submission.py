@@ -51,7 +51,8 @@ def build_submission(questions: pl.DataFrame, answers: Sequence[Answer], urls: d
             "answer_value": a.answer_value, "answer_unit": unit, "ref_id": format_ref_ids(refs),
             "ref_url": _fmt_list([urls[r] for r in refs if urls.get(r)]),
             "supporting_materials": _one_line(a.supporting_materials) or BLANK,
-            "explanation": _one_line(a.explanation) or BLANK,
+            "explanation": _one_line(a.explanation).replace(BLANK, "").strip() if words else (
+                _one_line(a.explanation) or BLANK),
         })
     return pl.DataFrame(rows, schema={c: pl.String for c in SUBMISSION_COLUMNS})
 
