@@ -155,17 +155,6 @@ def test_style_is_validated():
         section(AnswerParams, "answer", {"answer": {"style": "banker"}})
 
 
-def test_an_amount_asked_in_usd_millions_is_answered_in_millions():
-    q = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
-    assert analyst.analyst_unit(q, "USD") == "million USD"
-    assert analyst.analyst_unit("Answer in USD billions.", "USD") == "billion USD"
-    assert analyst.analyst_unit("What did it pay in USD?", "USD") == "USD"
-    # the number copied from a statement "in millions" stays in millions, not restated to dollars
-    a, _ = _answer(q, "numeric", {"answer_numeric": '{"units": [1], "value": 1577}'}, "analyst",
-                   [[ContextBlock("3M_2018_10K", "Capital expenditure was $1,577 million in 2018.")]])
-    assert a.answer_value == "1577" and a.answer_unit == "million USD"
-
-
 def test_a_yes_no_question_on_a_metric_gets_the_metric_computed_first():
     reply = {"units": [1], "total_current_assets_FY2021": 1250, "total_current_liabilities_FY2021": 2811,
              "total_current_assets_FY2022": 1250, "total_current_liabilities_FY2022": 2811}

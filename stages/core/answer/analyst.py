@@ -170,16 +170,6 @@ def analyst_kind(question: str, kind: str) -> str:
     return kind
 
 
-_SCALED_USD = re.compile(r"\b(?:in\s+)?(?:USD|US\$|\$|dollars)\s*(thousands|millions|billions)\b", re.IGNORECASE)
-
-
-def analyst_unit(question: str, unit: str) -> str:
-    """An amount asked "in USD millions" is answered in million USD (statements print their scale once
-    at the top of a table: the number copied from it is already in millions); else the unit as inferred."""
-    m = _SCALED_USD.search(question)
-    return f"{m.group(1).lower().rstrip('s')} USD" if m and unit in ("USD", "", BLANK) else unit
-
-
 def _lead(question: str) -> str:
     """The question without an opening phrase: "As of FY2023, ...", "Looking at VaR, ..."."""
     return re.sub(r"^[^,?]{0,60},\s*", "", question.strip())

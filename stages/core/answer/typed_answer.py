@@ -128,7 +128,7 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     if params.style == "analyst" and q.metric is not None:
         kind = "numeric"
     elif params.style == "analyst":
-        kind, unit = analyst.analyst_kind(question, kind), analyst.analyst_unit(question, unit)
+        kind = analyst.analyst_kind(question, kind)
     explain = kind == "explain"
     # answer.style analyst: its own request for a metric, a yes/no question or an explanation (analyst.py)
     styled = params.style == "analyst" and analyst.request(kind, question, 1, q.metric) is not None
