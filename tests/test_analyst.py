@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import polars as pl
 import pytest
 
-from stages.core.answer import analyst
+from stages.core.answer import analyst, analyst_text
 from stages.core.answer.metrics import asked_metric, compute_metric
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import Answer, ContextBlock
@@ -141,7 +141,7 @@ def test_analyst_submission_refuses_in_words_cites_and_writes_no_is_blank_unit()
     answers = [Answer("a"), Answer("b", "No. Liabilities exceed assets.", "No", "is_blank", ["AWK_2022_10K"]),
                Answer("c", "24.26", "24.26", "is_blank", ["ATVI_2019_10K"])]
     sub = {r["id"]: r for r in build_submission(questions, answers, {}, "analyst").iter_rows(named=True)}
-    assert sub["a"]["answer"] == analyst.REFUSAL and sub["a"]["answer_value"] == "is_blank"
+    assert sub["a"]["answer"] == analyst_text.REFUSAL and sub["a"]["answer_value"] == "is_blank"
     assert sub["b"]["answer"] == "No. Liabilities exceed assets. (AWK_2022_10K)"
     assert sub["c"]["answer"] == "24.26"
     assert {r["answer_unit"] for r in sub.values()} == {""} and sub["b"]["explanation"] == ""

@@ -8,7 +8,7 @@
 - An explanation is one or two whole sentences: a reply cut short by its length limit loses its
   unfinished sentence (or its unfinished word, when it has no whole sentence), never mid-word.
 - Every non-blank answer in words names the filing it comes from, and a question the context
-  does not answer gets a sentence that says so (`REFUSAL`) instead of a blank marker.
+  does not answer gets a sentence that says so (analyst_text.REFUSAL) instead of a blank marker.
 """
 from __future__ import annotations
 
@@ -22,9 +22,7 @@ from stages.core.answer.kinds import TRUE_FALSE, infer_type
 from stages.core.answer.metrics import Asked, asked_metric, compute_metric
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, _pointers
-from stages.core.common.values import BLANK
 
-REFUSAL = "Not answered: the retrieved passages of the filings do not state what this question asks."
 REASON_MAX_CHARS = 300  # a yes/no answer's reason: a sentence or two
 MAX_SENTENCES = 2
 # a metric's copied line items must be in the context: with fewer than this share of them stated there, the
@@ -56,11 +54,6 @@ def sentences(text: Any, limit: int, max_sentences: int = MAX_SENTENCES) -> str 
     if len(_WORD.findall(s)) < EXPLAIN_MIN_WORDS:
         return None
     return s
-
-
-def cited(text: str, refs: Sequence[str]) -> str:
-    """The text followed by the filings it comes from: "... (3M_2018_10K)"."""
-    return f"{text} ({', '.join(refs)})" if refs else text
 
 
 def yes_no_value(answer: bool) -> str:
@@ -229,9 +222,3 @@ def answer_unit(req: Request | None, unit: str) -> str:
         return unit
     metric = req.asked.metric
     return "percent" if metric.percent else unit if metric.amount else ""
-
-
-def submission_unit(given: str, answered: str) -> str:
-    """The unit column: the questions file's, else the answer's own; none (empty) for an answer in words."""
-    unit = (given or "").strip() or (answered or "").strip()
-    return "" if unit == BLANK else unit

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from stages.core.answer.analyst import REFUSAL, cited, submission_unit
+from stages.core.answer.analyst_text import REFUSAL, cited, submission_unit
 from stages.core.answer.normalize import format_ref_ids
 from stages.core.answer.record import Answer
 from stages.core.common.dataio import SUBMISSION_COLUMNS
@@ -27,7 +27,7 @@ def _fmt_list(items: Sequence[str]) -> str:
 def build_submission(questions: pl.DataFrame, answers: Sequence[Answer], urls: dict[str, str],
                      style: str = "wattbot") -> pl.DataFrame:
     """One row per question, in the questions file's order. ``style`` analyst (answer.style): a blank
-    answer says so in words (analyst.REFUSAL), an answer in words names its filings, and an answer
+    answer says so in words (analyst_text.REFUSAL), an answer in words names its filings, and an answer
     without a unit has an empty unit, not `is_blank`."""
     by_id = {a.question_id: a for a in answers}
     rows = []
