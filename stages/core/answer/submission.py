@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from stages.core.answer.analyst_text import REFUSAL, cited, submission_unit
+from stages.core.answer.analyst_text import REFUSAL, cited
 from stages.core.answer.normalize import format_ref_ids
 from stages.core.answer.record import Answer
 from stages.core.common.dataio import SUBMISSION_COLUMNS
@@ -36,7 +36,7 @@ def build_submission(questions: pl.DataFrame, answers: Sequence[Answer], urls: d
         a = by_id.get(q["id"]) or Answer(q["id"])
         # the questions file's unit; where it gives none, the unit the answer stage inferred (answer.infer_unit)
         unit = (q.get("answer_unit") or "").strip() or (a.answer_unit or "").strip() or BLANK
-        unit = submission_unit(unit, "") if words else unit
+        unit = "" if words and unit == BLANK else unit  # an analyst's answer in words has no unit
         if a.is_blank:
             rows.append({"id": q["id"], "question": q["question"], "answer": REFUSAL if words else BLANK,
                          "answer_value": BLANK, "answer_unit": unit, "ref_id": BLANK, "ref_url": BLANK,

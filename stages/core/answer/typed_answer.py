@@ -140,7 +140,7 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     operation = computes(question, unit, kind)
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
-    readings: list[tuple[reader.Reading, list[ContextBlock], int] | None] = [None] * len(members)
+    readings: list[tuple[reader.Reading, list[ContextBlock], int, analyst.Request | None] | None] = [None] * len(members)
     greedy = {} if greedy is None else greedy  # greedy requests (with their context level) -> their replies
     for level in range(params.max_retries + 1):
         for m, member in enumerate(members):
@@ -174,13 +174,12 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             reading = analyst.read(req, data, units) if req is not None else reader.read_reply(
                 kind, unit, data, units, true_prob, question)
             if not reading.is_blank:
-                readings[m] = (reading, units, level)
+                readings[m] = (reading, units, level, req)
     for out, found in zip(outs, readings, strict=True):
         if found is None:
             continue
-        reading, units, level = found
+        reading, units, level, req = found
         out.pointers, out.level = list(reading.pointers), level
-        req = analyst.request(kind, question, len(units), q.metric) if styled else None
         out.answer = Answer(question_id, answer=analyst.answer_text(req, reading), answer_value=reading.value,
                             answer_unit=analyst.answer_unit(req, unit) or BLANK, ref_id=reader.refs_for(reading, units),
                             explanation=reading.expression or BLANK,
