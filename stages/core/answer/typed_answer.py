@@ -140,7 +140,9 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     operation = computes(question, unit, kind)
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
-    readings: list[tuple[reader.Reading, list[ContextBlock], int, analyst.Request | None] | None] = [None] * len(members)
+    # per member: its reading, the units it read, the context level, the analyst request (None: the typed one)
+    readings: list[tuple[reader.Reading, list[ContextBlock], int, analyst.Request | None] | None]
+    readings = [None] * len(members)
     greedy = {} if greedy is None else greedy  # greedy requests (with their context level) -> their replies
     for level in range(params.max_retries + 1):
         for m, member in enumerate(members):
