@@ -71,6 +71,11 @@ def test_yes_no_questions_and_the_kinds_an_analyst_reads():
     assert analyst.analyst_kind("As of FY2023Q1, why did Pepsico raise full year guidance?", "text") == "explain"
     assert analyst.analyst_kind("True or False: the margin grew.", "true_false") == "true_false"
     assert analyst.request("true_false", "True or False: the margin grew.", 3) is None  # WattBot's wording
+    for kind, question in (("true_false", WORKING_CAPITAL), ("numeric", FIXED_ASSETS), ("numeric", "What was revenue?"),
+                           ("explain", "Why did margins fall?"), ("true_false", "True or False: the margin grew.")):
+        req = analyst.request(kind, question, 3)  # the request's mode is the one decided without building it
+        assert analyst.mode(kind, question) == (req.mode if req else None)
+    assert analyst.mode("numeric", "What was revenue?") is None and analyst.mode("explain", "Why?") == "explain"
 
 
 def test_explanations_are_whole_sentences_never_cut_mid_word():

@@ -21,7 +21,7 @@ from stages.core.answer.grounding import grounded_number, numbers_in
 from stages.core.answer.kinds import TRUE_FALSE, infer_type
 from stages.core.answer.metrics import Asked, asked_metric, compute_metric
 from stages.core.answer.record import ContextBlock
-from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, _pointers
+from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, pointers_in
 
 REASON_MAX_CHARS = 300  # a yes/no answer's reason: a sentence or two
 MAX_SENTENCES = 2
@@ -64,7 +64,7 @@ def read_yes_no(data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> R
     """A yes/no reply: the value "Yes"/"No", the reason kept as the reading's expression."""
     if not data or not isinstance(data.get("answer"), bool):
         return Reading()
-    pointers = _pointers(data, len(units))
+    pointers = pointers_in(data, len(units))
     reason = sentences(data.get("reason"), REASON_MAX_CHARS) or ""
     return Reading(yes_no_value(data["answer"]), pointers, grounded=bool(pointers), expression=reason)
 
@@ -86,7 +86,7 @@ def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[Conte
     (copied from nowhere: the context does not hold the statements)."""
     if not data:
         return Reading()
-    pointers = _pointers(data, len(units))
+    pointers = pointers_in(data, len(units))
     copied = {k: float(v) for k, v in data.items()
               if k != "units" and isinstance(v, (int, float)) and not isinstance(v, bool)}
     done = compute_metric(asked, copied)
@@ -168,20 +168,31 @@ def _lead(question: str) -> str:
     return re.sub(r"^[^,?]{0,60},\s*", "", question.strip())
 
 
+def mode(kind: str, question: str, metric: Asked | None = None) -> str | None:
+    """Which analyst request a question of this kind gets ("metric", "yes_no", "explain"), or None: the typed
+    reader asks as always (a number the context states, a name, or a question worded "True or False: ...").
+    ``metric``: the metric to compute whatever the question's kind (the one a yes/no question turns on)."""
+    if metric is not None or (kind == "numeric" and asked_metric(question) is not None):
+        return "metric"
+    if kind == "true_false" and not TRUE_FALSE.match(question):
+        return "yes_no"
+    return "explain" if kind == "explain" else None
+
+
 def request(kind: str, question: str, n_units: int, metric: Asked | None = None) -> Request | None:
-    """The analyst's request for a question of this kind (`analyst_kind`), or None: the typed reader asks
-    as always (a number the context states, a name, or a question worded "True or False: ..."). ``metric``:
-    the metric to compute whatever the question's kind (the one a yes/no question turns on)."""
-    asked = metric or (asked_metric(question) if kind == "numeric" else None)
-    if asked is not None:
+    """The analyst's request (`mode`) for a question of this kind over ``n_units`` context units, or None."""
+    chosen = mode(kind, question, metric)
+    if chosen == "metric":
+        asked = metric or asked_metric(question)
+        assert asked is not None
         fields = asked.fields()
         return Request("metric", metric_instruction(asked), _schema(n_units, {n: {"type": "number"} for n, _ in fields}),
                        24 + TOKENS_PER_NUMBER * len(fields), asked)
-    if kind == "true_false" and not TRUE_FALSE.match(question):
+    if chosen == "yes_no":
         schema = _schema(n_units, {"reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
                                    "answer": {"type": "boolean"}})
         return Request("yes_no", YES_NO_INSTRUCTION, schema, 24 + REASON_MAX_CHARS // 3)
-    if kind == "explain":
+    if chosen == "explain":
         schema = _schema(n_units, {"answer": {"type": "string", "maxLength": EXPLAIN_MAX_CHARS}})
         return Request("explain", EXPLAIN_INSTRUCTION, schema, 24 + EXPLAIN_MAX_CHARS // 3)
     return None
@@ -194,7 +205,7 @@ def read(req: Request, data: dict[str, Any] | None, units: Sequence[ContextBlock
     if req.mode == "yes_no":
         return read_yes_no(data, units)
     said = sentences((data or {}).get("answer"), EXPLAIN_MAX_CHARS)
-    pointers = _pointers(data or {}, len(units))
+    pointers = pointers_in(data or {}, len(units))
     return Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)
 
 

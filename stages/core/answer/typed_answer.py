@@ -131,7 +131,7 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
         kind = analyst.analyst_kind(question, kind)
     explain = kind == "explain"
     # answer.style analyst: its own request for a metric, a yes/no question or an explanation (analyst.py)
-    styled = params.style == "analyst" and analyst.request(kind, question, 1, q.metric) is not None
+    styled = params.style == "analyst" and analyst.mode(kind, question, q.metric) is not None
     facts: list[str] = [""] * len(members)
     if styled and kind == "true_false" and (asked := yes_no_metric(question)) is not None:
         members, facts = _with_facts(llm, q, members, params, setup, asked)

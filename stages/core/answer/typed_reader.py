@@ -58,7 +58,8 @@ def _number(x: Any) -> float | None:
     return float(x) if math.isfinite(float(x)) else None
 
 
-def _pointers(data: dict[str, Any], n_units: int) -> tuple[int, ...]:
+def pointers_in(data: dict[str, Any], n_units: int) -> tuple[int, ...]:
+    """The context units (1-based, each once, in order) a reply points at; anything else in `units` is dropped."""
     raw = data.get("units") or []
     if not isinstance(raw, list):
         return ()
@@ -111,7 +112,7 @@ def read_reply(kind: Kind, unit: str, data: dict[str, Any] | None, units: Sequen
     """
     if not data:
         return Reading()
-    pointers = _pointers(data, len(units))
+    pointers = pointers_in(data, len(units))
     evidence = evidence_text(units, pointers)
     if kind == "true_false":
         ans = data.get("answer")
