@@ -1,6 +1,9 @@
 """`engine: ray` on a real two-node Ray cluster (two one-CPU nodes on 127.0.0.1, tests/ray_cluster.py):
 `dvc repro` of the tiny project writes the artifacts and submission of `engine: local`, and every answer the
-cluster's workers paid for is in the response cache the driver reads.
+cluster's workers paid for is in the response cache the driver reads. On the same cluster (one start: CI
+time), retrieve again through Ray Client (`ray://`) with `ray.shared_store` on an S3 server (moto's, on
+127.0.0.1): the workers read the index and the tree from S3 (the server served their GETs; they work in no
+folder of the driver's) and write the contexts of `engine: local`.
 
 The LLM is the fake OpenAI-compatible endpoint (tests/fake_openai.py); the embedder is the real local MiniLM
 (torch), so the embed stage runs its actor pool. The answers' `latency_s` column is the one difference: it
@@ -19,11 +22,15 @@ import pytest
 import yaml
 
 pytest.importorskip("ray", reason="ray not installed (pip install -e '.[ray]')")
+pytest.importorskip("moto", reason="moto not installed (pip install -e '.[test]')")
 
 from fake_openai import FakeConfig, FakeOpenAI  # noqa: E402
 from ray_cluster import RayCluster, is_loopback  # noqa: E402
+from s3_server import s3_server  # noqa: E402
 from tiny_project import dvc, make_project  # noqa: E402
 
+BUCKET = "treerag-cluster"
+RETRIEVED = ("artifacts/retrieve/contexts.parquet", "artifacts/retrieve/retry_contexts.parquet")
 TIMED = {"metrics/embed.json": {"seconds"}, "metrics/retrieval.json": {"ms_per_retrieval"}}
 
 
@@ -86,6 +93,27 @@ def test_two_node_cluster_repro_equals_local(tmp_path, monkeypatch):
             print(f"ray repro {time.monotonic() - t0:.0f} s")
             assert out.count("engine ray: 2 node(s), 2 CPUs") == 5, out[-3000:]  # extract ... answer
             assert chat_calls(fake) > calls_before
+
+            # the same cluster through Ray Client, the workers reading retrieve's inputs from S3
+            on_gcs = {f: (on_ray / f).read_bytes() for f in RETRIEVED}
+            with s3_server(monkeypatch, tmp_path, BUCKET) as s3:
+                store = f"s3://{BUCKET}/treerag"
+                configure(on_ray, fake.base_url, engine="ray", ray={"address": cluster.client_address,
+                                                                   "shared_store": store})
+                t0 = time.monotonic()
+                out = dvc(on_ray, "repro", "-f", "-s", "retrieve")
+                print(f"ray:// + S3 retrieve {time.monotonic() - t0:.0f} s")
+                assert "engine ray: 2 node(s), 2 CPUs" in out and "uploaded to s3://" in out, out[-3000:]
+                gets = [p for m, p in s3.requests() if m == "GET" and p.startswith(f"{BUCKET}/treerag/retrieve-")]
+                for name in ("/index/index.json", "/index/bm25_units.parquet", "/index/doc_cards.json",
+                             "/nodes.parquet"):
+                    assert sum(p.endswith(name) for p in gets) >= 2, (name, gets)  # each of the two actors
+                assert any(".lance/" in p for p in gets), gets
+            listening = cluster.listening()
+            assert all(is_loopback(a) for a in listening), listening
+            assert f"{int(cluster.client_address.rsplit(':', 1)[1]):04X}" in {a.split(":")[-1] for a in listening}
+            for f in RETRIEVED:
+                assert (on_ray / f).read_bytes() == on_gcs[f] == (local / f).read_bytes(), f
         finally:
             cluster.stop()
             shutil.rmtree(cluster.temp_dir, ignore_errors=True)
