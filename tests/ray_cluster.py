@@ -4,13 +4,13 @@
 folder's ray_current_cluster), then `ray start --address=127.0.0.1:PORT --node-ip-address=127.0.0.1` per extra
 node, all with their own --temp-dir, no dashboard and no usage stats. The head runs the Ray Client server
 (`client_address`, ray://127.0.0.1:PORT) on a port the kernel just handed out: with `ray[client]` installed
-`ray start --head` starts one anyway, on 10001 unless told, which two clusters on one machine would share. Ray 2.60 swaps a loopback node address
-for the machine's own one (services.resolve_ip_for_localhost) and then listens on every interface; with
-RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 the head keeps 127.0.0.1, but `ray start` refuses that setting for a
-worker node, so worker nodes run `ray start` with that one function made to keep the address: every Ray
-server then listens on 127.0.0.1 (`listening()` checks it). `stop()` ends the processes this cluster started
-(the ones whose command line names its temp folder or, for the client server, its GCS address, and their
-children), never another Ray on the machine.
+`ray start --head` starts one anyway, on 10001 unless told, which two clusters on one machine would share. Ray
+2.60 swaps a loopback node address for the machine's own one (services.resolve_ip_for_localhost) and then
+listens on every interface; with RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 the head keeps 127.0.0.1, but `ray start`
+refuses that setting for a worker node, so worker nodes run `ray start` with that one function made to keep
+the address: every Ray server then listens on 127.0.0.1 (`listening()` checks it). `stop()` ends the processes
+this cluster started (the ones whose command line names its temp folder or, for the client server, its GCS
+address, and their children), never another Ray on the machine.
 """
 from __future__ import annotations
 

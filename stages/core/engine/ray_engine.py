@@ -5,11 +5,13 @@ Every task and actor first changes into the driver's working directory (the repo
 params and the code are read from there, a shared path on a real cluster) and gets the driver's TREERAG_*
 environment (the cache folder) plus the variables the stage names (an API key's). With `ray.shared_store`
 (s3://..., nodes that do not share the driver's disk) they do not: the code travels as a Ray `py_modules`
-package, the inputs a stage's workers read go to the store (`self.store`), and the workers get the
+package, the driver puts the inputs a stage's workers read in the store (`store`), and the workers get the
 driver's AWS_* variables (credentials and endpoint come from the environment only); the actor on the
-driver's node still works in the driver's folder. A cluster on loopback
-(a 127.x address, or the local instance that an empty address starts) keeps Ray on 127.0.0.1: Ray otherwise
-swaps a loopback node address for the machine's own address and listens on every interface.
+driver's node still works in the driver's folder.
+
+A cluster on loopback (a 127.x address, or the local instance that an empty address starts) keeps Ray on
+127.0.0.1: Ray otherwise swaps a loopback node address for the machine's own address and listens on every
+interface.
 """
 from __future__ import annotations
 

@@ -40,8 +40,10 @@ class RetrieveShard:
 
     def __init__(self, index_dir: str, nodes_path: str, name: str, dim: int) -> None:
         self.cache = EmbeddingCache(Path(":memory:"))
-        nodes = storage.read_parquet(nodes_path) if storage.is_s3(nodes_path) else read_parquet(nodes_path, "build_tree")
-        index = index_dir if storage.is_s3(index_dir) else Path(index_dir)
+        if storage.is_s3(index_dir):  # ray.shared_store: both from the driver's S3 folder
+            index, nodes = index_dir, storage.read_parquet(nodes_path)
+        else:
+            index, nodes = Path(index_dir), read_parquet(nodes_path, "build_tree")
         self.retriever = Retriever(index, nodes, QueryVectors(name, dim), self.cache)
 
     def run(self, work: tuple[dict[str, list[str]], list[tuple[str, np.ndarray]], RetrieveParams, int,
