@@ -2,8 +2,8 @@
 `dvc repro` of the tiny project writes the artifacts and submission of `engine: local`, and every answer the
 cluster's workers paid for is in the response cache the driver reads. On the same cluster (one start: CI
 time), retrieve again through Ray Client (`ray://`) with `ray.shared_store` on an S3 server (moto's, on
-127.0.0.1): the workers read the index and the tree from S3 (the server served their GETs; they work in no
-folder of the driver's) and write the contexts of `engine: local`.
+127.0.0.1): the workers read the index and the tree from S3 (the server served their GETs; they run the
+code Ray shipped, in no folder of the driver's) and write the contexts of `engine: local`.
 
 The LLM is the fake OpenAI-compatible endpoint (tests/fake_openai.py); the embedder is the real local MiniLM
 (torch), so the embed stage runs its actor pool. The answers' `latency_s` column is the one difference: it
@@ -69,6 +69,27 @@ def without_timing(path: Path) -> object:
     return pl.read_parquet(path).drop("latency_s").to_dicts()
 
 
+def where_workers_run(address: str, store: str, root: Path, monkeypatch) -> list[tuple[str, str]]:
+    """(the `stages` package's file, the working folder) as two tasks see them with the shared store."""
+    from stages.core.engine.params import RayParams
+    from stages.core.engine.ray_engine import RayEngine
+
+    def where(_x: int) -> tuple[str, str]:  # nested: pickled by value, the workers cannot import this module
+        import os
+
+        import stages
+
+        return stages.__file__, os.getcwd()
+
+    for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED"):  # RayEngine sets them: not after
+        monkeypatch.setenv(k, "0")
+    engine = RayEngine(RayParams(address, store), str(root))
+    try:
+        return engine.map(where, [0, 1])
+    finally:
+        engine.close()
+
+
 def test_two_node_cluster_repro_equals_local(tmp_path, monkeypatch):
     cluster = RayCluster(Path(tempfile.mkdtemp(prefix="ray", dir="/tmp")))  # short: Ray's socket paths < 108 bytes
     with FakeOpenAI(FakeConfig()) as fake:
@@ -109,6 +130,8 @@ def test_two_node_cluster_repro_equals_local(tmp_path, monkeypatch):
                              "/nodes.parquet"):
                     assert sum(p.endswith(name) for p in gets) >= 2, (name, gets)  # each of the two actors
                 assert any(".lance/" in p for p in gets), gets
+                for code, cwd in where_workers_run(cluster.client_address, store, on_ray, monkeypatch):
+                    assert "/py_modules_files/" in code and not cwd.startswith(str(tmp_path)), (code, cwd)
             listening = cluster.listening()
             assert all(is_loopback(a) for a in listening), listening
             assert f"{int(cluster.client_address.rsplit(':', 1)[1]):04X}" in {a.split(":")[-1] for a in listening}
