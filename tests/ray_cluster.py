@@ -2,17 +2,21 @@
 
 `ray start --head --node-ip-address=127.0.0.1 --port=0` (Ray picks a free GCS port, read back from the temp
 folder's ray_current_cluster), then `ray start --address=127.0.0.1:PORT --node-ip-address=127.0.0.1` per extra
-node, all with their own --temp-dir, no dashboard and no usage stats. Ray 2.60 swaps a loopback node address
-for the machine's own one (services.resolve_ip_for_localhost) and then listens on every interface; with
-RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 the head keeps 127.0.0.1, but `ray start` refuses that setting for a
-worker node, so worker nodes run `ray start` with that one function made to keep the address: every Ray
-server then listens on 127.0.0.1 (`listening()` checks it). `stop()` ends the processes this cluster started
-(the ones whose command line names its temp folder, and their children), never another Ray on the machine.
+node, all with their own --temp-dir, no dashboard and no usage stats. The head runs the Ray Client server
+(`client_address`, ray://127.0.0.1:PORT) on a port the kernel just handed out: with `ray[client]` installed
+`ray start --head` starts one anyway, on 10001 unless told, which two clusters on one machine would share. Ray
+2.60 swaps a loopback node address for the machine's own one (services.resolve_ip_for_localhost) and then
+listens on every interface; with RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 the head keeps 127.0.0.1, but `ray start`
+refuses that setting for a worker node, so worker nodes run `ray start` with that one function made to keep
+the address: every Ray server then listens on 127.0.0.1 (`listening()` checks it). `stop()` ends the processes
+this cluster started (the ones whose command line names its temp folder or, for the client server, its GCS
+address, and their children), never another Ray on the machine.
 """
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -23,6 +27,13 @@ from pathlib import Path
 HEAD_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 KEEP_LOOPBACK = ("import sys, ray._private.services as s; s.resolve_ip_for_localhost = lambda host: host; "
                  "from ray.scripts.scripts import main; sys.argv[0] = 'ray'; main()")
+
+
+def _kernel_port() -> int:
+    """A loopback port the kernel just handed out (from its ephemeral range, above Ray's worker ports)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _processes() -> dict[int, tuple[int, str]]:
@@ -45,6 +56,7 @@ class RayCluster:
         self.temp_dir.mkdir(parents=True, exist_ok=True)
         self.cpus = cpus_per_node
         self.address = ""
+        self.client_address = ""
         self.log = ""
 
     def _ray(self, *args: str, worker: bool = False) -> None:
@@ -59,7 +71,9 @@ class RayCluster:
         assert r.returncode == 0, self.log[-3000:]
 
     def start(self, nodes: int = 2) -> str:
-        self._ray("--head", "--port=0", "--include-dashboard=false")
+        client_port = _kernel_port()
+        self._ray("--head", "--port=0", "--include-dashboard=false", f"--ray-client-server-port={client_port}")
+        self.client_address = f"ray://127.0.0.1:{client_port}"
         self.address = (self.temp_dir / "ray_current_cluster").read_text().strip()
         assert self.address.startswith("127.0.0.1:"), self.address
         for _ in range(nodes - 1):
@@ -72,7 +86,8 @@ class RayCluster:
     def pids(self, tag: str | None = None) -> set[int]:
         """This cluster's processes (command line names its temp folder, or ``tag``), with their children."""
         procs = _processes()
-        mine = {p for p, (_, cmd) in procs.items() if (tag or str(self.temp_dir)) in cmd and p != os.getpid()}
+        tags = [tag] if tag else [str(self.temp_dir), f"ray.util.client.server --address={self.address} "]
+        mine = {p for p, (_, cmd) in procs.items() if any(t in cmd for t in tags) and p != os.getpid()}
         while True:
             more = {p for p, (pp, _) in procs.items() if pp in mine} - mine
             if not more:

@@ -1,6 +1,9 @@
 """`engine: ray` on a real two-node Ray cluster (two one-CPU nodes on 127.0.0.1, tests/ray_cluster.py):
 `dvc repro` of the tiny project writes the artifacts and submission of `engine: local`, and every answer the
-cluster's workers paid for is in the response cache the driver reads.
+cluster's workers paid for is in the response cache the driver reads. On the same cluster (one start: CI
+time), retrieve again through Ray Client (`ray://`) with `ray.shared_store` on an S3 server (moto's, on
+127.0.0.1): the workers read the index and the tree from S3 (the server served their GETs; they run the
+code Ray shipped, in no folder of the driver's) and write the contexts of `engine: local`.
 
 The LLM is the fake OpenAI-compatible endpoint (tests/fake_openai.py); the embedder is the real local MiniLM
 (torch), so the embed stage runs its actor pool. The answers' `latency_s` column is the one difference: it
@@ -19,11 +22,15 @@ import pytest
 import yaml
 
 pytest.importorskip("ray", reason="ray not installed (pip install -e '.[ray]')")
+pytest.importorskip("moto", reason="moto not installed (pip install -e '.[test]')")
 
 from fake_openai import FakeConfig, FakeOpenAI  # noqa: E402
 from ray_cluster import RayCluster, is_loopback  # noqa: E402
+from s3_server import s3_server  # noqa: E402
 from tiny_project import dvc, make_project  # noqa: E402
 
+BUCKET = "treerag-cluster"
+RETRIEVED = ("artifacts/retrieve/contexts.parquet", "artifacts/retrieve/retry_contexts.parquet")
 TIMED = {"metrics/embed.json": {"seconds"}, "metrics/retrieval.json": {"ms_per_retrieval"}}
 
 
@@ -62,6 +69,27 @@ def without_timing(path: Path) -> object:
     return pl.read_parquet(path).drop("latency_s").to_dicts()
 
 
+def where_workers_run(address: str, store: str, root: Path, monkeypatch) -> list[tuple[str, str]]:
+    """(the `stages` package's file, the working folder) as two tasks see them with the shared store."""
+    from stages.core.engine.params import RayParams
+    from stages.core.engine.ray_engine import RayEngine
+
+    def where(_x: int) -> tuple[str, str]:  # nested: pickled by value, the workers cannot import this module
+        import os
+
+        import stages
+
+        return stages.__file__, os.getcwd()
+
+    for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED"):  # RayEngine sets them: not after
+        monkeypatch.setenv(k, "0")
+    engine = RayEngine(RayParams(address, store), str(root))
+    try:
+        return engine.map(where, [0, 1])
+    finally:
+        engine.close()
+
+
 def test_two_node_cluster_repro_equals_local(tmp_path, monkeypatch):
     cluster = RayCluster(Path(tempfile.mkdtemp(prefix="ray", dir="/tmp")))  # short: Ray's socket paths < 108 bytes
     with FakeOpenAI(FakeConfig()) as fake:
@@ -86,6 +114,29 @@ def test_two_node_cluster_repro_equals_local(tmp_path, monkeypatch):
             print(f"ray repro {time.monotonic() - t0:.0f} s")
             assert out.count("engine ray: 2 node(s), 2 CPUs") == 5, out[-3000:]  # extract ... answer
             assert chat_calls(fake) > calls_before
+
+            # the same cluster through Ray Client, the workers reading retrieve's inputs from S3
+            on_gcs = {f: (on_ray / f).read_bytes() for f in RETRIEVED}
+            with s3_server(monkeypatch, tmp_path, BUCKET) as s3:
+                store = f"s3://{BUCKET}/treerag"
+                configure(on_ray, fake.base_url, engine="ray", ray={"address": cluster.client_address,
+                                                                   "shared_store": store})
+                t0 = time.monotonic()
+                out = dvc(on_ray, "repro", "-f", "-s", "retrieve")
+                print(f"ray:// + S3 retrieve {time.monotonic() - t0:.0f} s")
+                assert "engine ray: 2 node(s), 2 CPUs" in out and "uploaded to s3://" in out, out[-3000:]
+                gets = [p for m, p in s3.requests() if m == "GET" and p.startswith(f"{BUCKET}/treerag/retrieve-")]
+                for name in ("/index/index.json", "/index/bm25_units.parquet", "/index/doc_cards.json",
+                             "/nodes.parquet"):
+                    assert sum(p.endswith(name) for p in gets) >= 2, (name, gets)  # each of the two actors
+                assert any(".lance/" in p for p in gets), gets
+                for code, cwd in where_workers_run(cluster.client_address, store, on_ray, monkeypatch):
+                    assert "/py_modules_files/" in code and not cwd.startswith(str(tmp_path)), (code, cwd)
+            listening = cluster.listening()
+            assert all(is_loopback(a) for a in listening), listening
+            assert f"{int(cluster.client_address.rsplit(':', 1)[1]):04X}" in {a.split(":")[-1] for a in listening}
+            for f in RETRIEVED:
+                assert (on_ray / f).read_bytes() == on_gcs[f] == (local / f).read_bytes(), f
         finally:
             cluster.stop()
             shutil.rmtree(cluster.temp_dir, ignore_errors=True)

@@ -3,9 +3,15 @@
 
 Every task and actor first changes into the driver's working directory (the repository root: artifacts,
 params and the code are read from there, a shared path on a real cluster) and gets the driver's TREERAG_*
-environment (the cache folder) plus the variables the stage names (an API key's). A cluster on loopback
-(a 127.x address, or the local instance that an empty address starts) keeps Ray on 127.0.0.1: Ray otherwise
-swaps a loopback node address for the machine's own address and listens on every interface.
+environment (the cache folder) plus the variables the stage names (an API key's). With `ray.shared_store`
+(s3://..., nodes that do not share the driver's disk) they do not: the code travels as a Ray `py_modules`
+package, the driver puts the inputs a stage's workers read in the store (`store`), and the workers get the
+driver's AWS_* variables (credentials and endpoint come from the environment only); the actor on the
+driver's node still works in the driver's folder.
+
+A cluster on loopback (a 127.x address, or the local instance that an empty address starts) keeps Ray on
+127.0.0.1: Ray otherwise swaps a loopback node address for the machine's own address and listens on every
+interface.
 """
 from __future__ import annotations
 
@@ -13,11 +19,14 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from stages.core.engine.params import RayParams
 
 log = logging.getLogger("treerag.engine")
+AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION",
+           "AWS_DEFAULT_REGION")
 
 
 def _loopback(address: str) -> bool:
@@ -26,7 +35,8 @@ def _loopback(address: str) -> bool:
 
 
 def _run_in(root: str, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
-    os.chdir(root)
+    if root:  # empty: the node does not share the driver's paths (ray.shared_store)
+        os.chdir(root)
     return [fn(x) for x in items]
 
 
@@ -48,11 +58,21 @@ class RayEngine:
 
         self.ray = ray
         self.root = root
+        self.store = None
+        runtime_env: dict[str, Any] = {}
         env_vars = {k: v for k, v in os.environ.items() if k.startswith("TREERAG_") or k in env}
-        env_vars["PYTHONPATH"] = root  # the workers import this checkout's stages package
+        if params.shared_store:
+            from stages.core.engine.shared_store import SharedStore
+
+            self.store = SharedStore(params.shared_store)  # checked before Ray starts: a bad store fails fast
+            env_vars.update({k: os.environ[k] for k in AWS_ENV if k in os.environ})
+            runtime_env["py_modules"] = [str(Path(root, "stages"))]  # the checkout's code, shipped by Ray
+        else:
+            env_vars["PYTHONPATH"] = root  # the workers import this checkout's stages package
+        self.worker_root = "" if self.store else root
         kwargs: dict[str, Any] = {"include_dashboard": False} if not params.address else {}
-        ray.init(address=params.address or None, runtime_env={"env_vars": env_vars}, log_to_driver=False,
-                 logging_level=logging.WARNING, **kwargs)
+        ray.init(address=params.address or None, runtime_env={"env_vars": env_vars, **runtime_env},
+                 log_to_driver=False, logging_level=logging.WARNING, **kwargs)
         self._task = ray.remote(_run_in)
         log.info("engine ray: %d node(s), %d CPUs", len(self.nodes()), self.cpus())
 
@@ -71,7 +91,7 @@ class RayEngine:
         """One task per ``per_task`` items (one CPU each); results in item order, `on_done` as tasks finish."""
         ray = self.ray
         runs = [list(items[i:i + per_task]) for i in range(0, len(items), per_task)]
-        refs = [self._task.options(num_cpus=1).remote(self.root, fn, r) for r in runs]
+        refs = [self._task.options(num_cpus=1).remote(self.worker_root, fn, r) for r in runs]
         index = {ref: i for i, ref in enumerate(refs)}
         done: list[list[Any] | None] = [None] * len(refs)
         pending = list(refs)

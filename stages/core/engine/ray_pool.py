@@ -21,7 +21,8 @@ log = logging.getLogger("treerag.engine")
 @ray.remote(max_restarts=0)
 class Holder:
     def __init__(self, root: str, factory: Callable[[], Any]) -> None:
-        os.chdir(root)
+        if root:  # empty: the node does not share the driver's paths (ray.shared_store)
+            os.chdir(root)
         self.obj = factory()
 
     def call(self, method: str, *args: Any) -> Any:
@@ -38,7 +39,7 @@ class Pool:
             pin = NodeAffinitySchedulingStrategy(n.node_id, soft=False)
             options += [{"num_cpus": n.cpus, "scheduling_strategy": pin}] if per_node else \
                 [{"num_cpus": 1, "scheduling_strategy": pin}] * n.cpus
-        self.actors = [Holder.options(**o).remote(engine.root, factory) for o in options[:limit]]
+        self.actors = [Holder.options(**o).remote(engine.worker_root, factory) for o in options[:limit]]
         self.per_node = per_node
         self.lost = 0
 

@@ -12,6 +12,7 @@ by one in a fresh process, the rest go on in a new pool.
 from __future__ import annotations
 
 import io
+import logging
 import multiprocessing
 import time
 from collections.abc import Callable, Sequence
@@ -112,7 +113,14 @@ def _run_one(loader: Loader, params: Any, images_dir: Path | None, job: LoadJob)
 
 
 def engine_load_all(engine: Any) -> Callable[..., list[LoadOutcome]]:
-    """`load_all` on an engine's workers (`engine: ray`: one task per file, results in job order)."""
+    """`load_all` on an engine's workers (`engine: ray`: one task per file, results in job order). With
+    `ray.shared_store` (nodes without the driver's disk) the files stay here, in `extract.workers` processes:
+    the workers would need the corpus files and would write the figures' PNGs on their own disks."""
+    if getattr(engine, "store", None) is not None:
+        logging.getLogger("treerag.engine").info("extract: ray.shared_store is set: the files are parsed on "
+                                                 "this machine (extract.workers processes)")
+        return load_all
+
     def run(loader: Loader, jobs: Sequence[LoadJob], params: Any, images_dir: Path | None, workers: int,
             on_done: Callable[[LoadOutcome], None] | None = None) -> list[LoadOutcome]:
         return engine.map(partial(_run_one, loader, params, images_dir), jobs, on_done)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import polars as pl
 
+from stages.core.common import storage
 from stages.core.index.keywords import tokenize
 
 CARDS = "doc_cards.json"  # the cards' file in an index directory (write_cards, read_namer)
@@ -203,11 +204,12 @@ def write_cards(path: Path, cards: list[DocCard], docs_with: dict[str, int], n_d
     path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def read_namer(path: Path, share: float = 0.75) -> DocNamer:
-    """The DocNamer of an index directory's `doc_cards.json` (none: a namer that names nothing)."""
-    if not path.exists():
+def read_namer(path: Path | str, share: float = 0.75) -> DocNamer:
+    """The DocNamer of an index directory's `doc_cards.json`, a path or an s3:// URI (none: a namer that
+    names nothing)."""
+    if not storage.exists(path):
         return DocNamer([], share=share)
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(storage.read_text(path))
     return DocNamer([DocCard(**c) for c in data["cards"]], data.get("word_docs"), data.get("n_docs"), share)
 
 

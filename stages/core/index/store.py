@@ -22,6 +22,7 @@ import lancedb
 import numpy as np
 import polars as pl
 
+from stages.core.common import storage
 from stages.core.index.cards import CARDS, NamedDoc, build_cards, read_namer, word_docs, write_cards
 from stages.core.index.keywords import KeywordIndex, tokenize
 
@@ -165,9 +166,11 @@ class Index:
     exactly by one matrix product (about 2 ms for 27k x 384 on this CPU, where a Lance
     flat scan costs 70-100 ms per call); above it the Lance ANN index is queried."""
 
-    def __init__(self, out_dir: Path) -> None:
-        self.info = json.loads((out_dir / "index.json").read_text(encoding="utf-8"))
-        self._tbl = lancedb.connect(str(out_dir / "lance")).open_table(TABLE)
+    def __init__(self, out_dir: Path | str) -> None:
+        """``out_dir``: the index folder, or its copy under an ``s3://`` URI (`ray.shared_store`)."""
+        self.info = json.loads(storage.read_text(storage.join(out_dir, "index.json")))
+        lance = storage.join(out_dir, "lance")
+        self._tbl = lancedb.connect(lance, storage_options=storage.lance_options(lance)).open_table(TABLE)
         self._exact: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if not self.info.get("ann"):
             rows = self._tbl.to_arrow().select(["node_id", "level", "doc_id", "excluded", "vector"])
@@ -179,7 +182,7 @@ class Index:
             self._levels = np.asarray(rows["level"].to_pylist(), dtype=object)
             self._docs = np.asarray(rows["doc_id"].to_pylist(), dtype=object)
             self._excluded = np.asarray(rows["excluded"].to_pylist(), dtype=bool)
-        units = pl.read_parquet(out_dir / "bm25_units.parquet")
+        units = storage.read_parquet(storage.join(out_dir, "bm25_units.parquet"))
         self.units = units
         # the keyword weights (idf) count every unit, the excluded ones too; search covers the others
         self._idf = KeywordIndex(units["tokens"].to_list()).idf
@@ -187,7 +190,7 @@ class Index:
         self._kw = KeywordIndex(searched["tokens"].to_list())
         self._unit_ids = searched["node_ids"].to_list()
         self._unit_docs = np.asarray(searched["doc_id"].to_list(), dtype=object)
-        self.namer = read_namer(out_dir / CARDS)
+        self.namer = read_namer(storage.join(out_dir, CARDS))
 
     def dense(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...] = SEARCH_LEVELS,
               doc_weights: dict[str, float] | None = None) -> list[list[tuple[str, float]]]:

@@ -27,7 +27,7 @@ CONTEXT_SCHEMA = {
 class Retriever:
     """Everything retrieval needs, loaded once."""
 
-    def __init__(self, index_dir: Path, nodes: pl.DataFrame, embedder: Embedder, cache: EmbeddingCache) -> None:
+    def __init__(self, index_dir: Path | str, nodes: pl.DataFrame, embedder: Embedder, cache: EmbeddingCache) -> None:
         self.index = Index(index_dir)
         if self.index.info["dim"] != embedder.dim or self.index.info["model"] != embedder.name:
             raise ValueError(

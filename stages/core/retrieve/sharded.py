@@ -1,5 +1,6 @@
 """Retrieval on an engine: with `engine: ray`, questions are split into runs and each run is retrieved by a
-pool actor that opens the index once (artifacts on a path every node reads).
+pool actor that opens the index once: on a path every node reads, or (`ray.shared_store`) from the S3 folder
+the driver put the index and the tree in.
 
 The driver embeds every query first (through its embedding cache, as `retrieve_all` does); the actors get the
 vectors with the work, so they load no model, and their rows are concatenated in question order: the
@@ -13,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from stages.core.common import storage
 from stages.core.common.artifacts import read_parquet
 from stages.core.embed.embedder import EmbeddingCache
 from stages.core.engine.local import chunks
+from stages.core.engine.shared_store import folder_files
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.search import Retriever, retrieve_all
 
@@ -37,8 +40,11 @@ class RetrieveShard:
 
     def __init__(self, index_dir: str, nodes_path: str, name: str, dim: int) -> None:
         self.cache = EmbeddingCache(Path(":memory:"))
-        self.retriever = Retriever(Path(index_dir), read_parquet(nodes_path, "build_tree"), QueryVectors(name, dim),
-                                   self.cache)
+        if storage.is_s3(index_dir):  # ray.shared_store: both from the driver's S3 folder
+            index, nodes = index_dir, storage.read_parquet(nodes_path)
+        else:
+            index, nodes = Path(index_dir), read_parquet(nodes_path, "build_tree")
+        self.retriever = Retriever(index, nodes, QueryVectors(name, dim), self.cache)
 
     def run(self, work: tuple[dict[str, list[str]], list[tuple[str, np.ndarray]], RetrieveParams, int,
                               dict[str, str | None]]) -> tuple[Rows, Rows]:
@@ -55,7 +61,11 @@ def retrieve_on(engine: Any, retriever: Retriever, where: tuple[Path, str], quer
         return retrieve_all(retriever, queries_of, p, max_retries, units_of=units_of)
     retriever.prepare([x for qs in queries_of.values() for x in qs])
     name = retriever.embedder.name
-    pool = engine.pool(partial(RetrieveShard, str(where[0]), where[1], name, retriever.embedder.dim))
+    index_dir, nodes_path = str(where[0]), where[1]
+    if engine.store is not None:  # the nodes do not share this disk: the workers read both from S3
+        folder = engine.store.put("retrieve", folder_files(where[0], "index") | {"nodes.parquet": Path(where[1])})
+        index_dir, nodes_path = f"{folder}/index", f"{folder}/nodes.parquet"
+    pool = engine.pool(partial(RetrieveShard, index_dir, nodes_path, name, retriever.embedder.dim))
     work = []
     for run in chunks(list(queries_of.items()), 4 * pool.size):
         keys = list(dict.fromkeys(EmbeddingCache.key(name, x) for _, qs in run for x in qs))
