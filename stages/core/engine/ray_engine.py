@@ -71,8 +71,15 @@ class RayEngine:
             env_vars["PYTHONPATH"] = root  # the workers import this checkout's stages package
         self.worker_root = "" if self.store else root
         kwargs: dict[str, Any] = {"include_dashboard": False} if not params.address else {}
-        ray.init(address=params.address or None, runtime_env={"env_vars": env_vars, **runtime_env},
-                 log_to_driver=False, logging_level=logging.WARNING, **kwargs)
+        for attempt in (1, 2):  # Ray Client's per-connection server can die as it starts: one more try
+            try:
+                ray.init(address=params.address or None, runtime_env={"env_vars": env_vars, **runtime_env},
+                         log_to_driver=False, logging_level=logging.WARNING, **kwargs)
+                break
+            except ConnectionError as e:
+                if attempt == 2 or not params.address.startswith("ray://"):
+                    raise
+                log.warning("engine ray: connecting to %s failed (%s); trying once more", params.address, e)
         self._task = ray.remote(_run_in)
         log.info("engine ray: %d node(s), %d CPUs", len(self.nodes()), self.cpus())
 
