@@ -56,6 +56,9 @@ SIGNATURE: dict[str, tuple[str, ...]] = {
                          "researchanddevelopment", "interestexpense"),
 }
 MIN_ROWS = 4  # signature rows a page must hold to be taken for a statement
+# a statement is a page of numbers: a page of prose that names many line items (accounting policies, a
+# discussion of results) holds few, so a page whose words are less than this share of numbers is none
+MIN_NUMBER_SHARE = 0.1
 TITLE_ROWS = 3  # a statement title on the page counts as this many signature rows
 CONTINUED_ROWS = 3  # signature rows that make the next page the same statement's continuation
 TITLE = {
@@ -66,6 +69,7 @@ TITLE = {
                                    r"comprehensive)|incomestatements?", re.I),
 }
 _SQUEEZE = re.compile(r"\s+")
+_NUMBER = re.compile(r"^\(?[-–]?\$?\d[\d,.]*\)?%?$")
 
 
 def asked_kinds(question: str) -> list[str]:
@@ -83,6 +87,12 @@ def page_scores(texts: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def number_share(texts: Iterable[str]) -> float:
+    """The share of a page's words (table cells apart) that are numbers."""
+    words = " ".join(texts).replace("|", " ").split()
+    return sum(bool(_NUMBER.match(w)) for w in words) / len(words) if words else 0.0
+
+
 class StatementPages:
     """Per document, the pages of its statements (best page of each kind and its continuation), found
     once per document from the tree's paragraphs."""
@@ -98,7 +108,9 @@ class StatementPages:
             scores: dict[int, dict[str, int]] = {}
             doc = self._paras.filter((pl.col("doc_id") == doc_id) & pl.col("page").is_not_null())
             for (page,), g in doc.group_by("page"):
-                scores[int(page)] = page_scores(t or "" for t in g["text"].to_list())
+                texts = [t or "" for t in g["text"].to_list()]
+                if number_share(texts) >= MIN_NUMBER_SHARE:
+                    scores[int(page)] = page_scores(texts)
             found: dict[str, list[int]] = {}
             for kind in SIGNATURE:
                 best = max(sorted(scores), key=lambda p: scores[p][kind], default=None)  # ties: the earlier page
