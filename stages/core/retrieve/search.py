@@ -18,9 +18,11 @@ from stages.core.tree.navigate import TreeView
 # retrieve.named_docs prior: a named document's units score x(1 + this x its naming confidence), so a
 # confidently named document doubles its units' scores and still leaves the rest of the corpus in reach
 DOC_PRIOR = 1.0
-# units of the asked statements' pages (statements.py) that lead a named filing's keyword list: about one
-# statement's worth of matching rows, a small share of the budget
-STATEMENT_UNITS = 3
+# units of the asked statements' pages (statements.py) that lead a named filing's keyword list: a metric
+# takes several line items, often of two statements, and a row costs ~40 tokens, so five rows leave most of
+# the budget to the rest (FinanceBench all 62: 2, 3, 4, 5, 6, 8 give page_all at 2x 0.73, 0.77, 0.80, 0.81,
+# 0.81, 0.81; page_any 0.91 for all of them)
+STATEMENT_UNITS = 5
 
 CONTEXT_SCHEMA = {
     "question_id": pl.String, "attempt": pl.Int32, "rank": pl.Int32, "node_id": pl.String, "doc_id": pl.String,
