@@ -20,9 +20,9 @@ CASH_FLOWS = ["Cash flows from operating activities",
               "Net cash used in investing activities (222) (3,086) (1,403)",
               "Dividends paid (3,193) (2,803) (2,678)",
               "Net cash used in financing activities (6,701) (2,655) (4,626)"]
-PROSE = ["Cash flows from operating activities rose as net income grew; net cash provided by operating activities "
-         "funded purchases of property, plant and equipment, and net cash used in investing activities and in "
-         "financing activities (dividends paid) fell. Capital expenditure was in line with depreciation."]
+PROSE = [("Cash flows from operating activities rose as net income grew; net cash provided by operating activities "
+          "funded purchases of property, plant and equipment, and net cash used in investing activities and in "
+          "financing activities (dividends paid) fell. Capital expenditure was in line with depreciation.")]
 
 
 def test_a_question_asks_for_a_statement_by_its_name_or_by_a_metric_from_its_lines():

@@ -34,7 +34,7 @@ ASKED: dict[str, re.Pattern[str]] = {
         r"income\s+statement|statements?\s+of\s+(?:income|operations|earnings)|\bp&l\b|profit\s+and\s+loss|"
         r"revenues?\b|net\s+sales|margin|gross\s+profit|operating\s+income|net\s+(?:income|earnings)|"
         r"\beps\b|earnings\s+per\s+share|cost\s+of\s+(?:goods|sales|revenue)|\bcogs\b|ebitda?\b|"
-        r"\bsg&a\b|interest\s+expense|effective\s+tax|unusual|non-?recurring", re.I),
+        r"\bsg&a\b|interest\s+expense|effective\s+tax", re.I),
 }
 # the row labels each statement holds whatever the company (lower case, spaces squeezed out, so a word a
 # PDF font split still matches); a page holding MIN_ROWS of them is that statement
