@@ -98,14 +98,16 @@ class StatementPages:
     once per document from the tree's paragraphs."""
 
     def __init__(self, nodes: pl.DataFrame) -> None:
-        self._paras = nodes.filter(pl.col("level") == "paragraph").select("doc_id", "page", "text")
-        self._nodes = nodes.select("node_id", "doc_id", "page")
+        self._nodes = nodes  # read on the first question that asks about a statement (never under named_docs none)
+        self._paras: pl.DataFrame | None = None
         self._pages: dict[str, dict[str, list[int]]] = {}
 
     def pages(self, doc_id: str) -> dict[str, list[int]]:
         """kind -> the 1-based pages of that statement in `doc_id` (none when no page looks like it)."""
         if doc_id not in self._pages:
             scores: dict[int, dict[str, int]] = {}
+            if self._paras is None:
+                self._paras = self._nodes.filter(pl.col("level") == "paragraph").select("doc_id", "page", "text")
             doc = self._paras.filter((pl.col("doc_id") == doc_id) & pl.col("page").is_not_null())
             for (page,), g in doc.group_by("page"):
                 texts = [t or "" for t in g["text"].to_list()]
@@ -129,4 +131,5 @@ class StatementPages:
             return set()
         keys = pl.DataFrame({"doc_id": [d for d, _ in wanted], "page": [p for _, p in wanted]},
                             schema={"doc_id": pl.String, "page": self._nodes.schema["page"]})
-        return set(self._nodes.join(keys, on=["doc_id", "page"])["node_id"].to_list())
+        on_pages = self._nodes.select("node_id", "doc_id", "page").join(keys, on=["doc_id", "page"])
+        return set(on_pages["node_id"].to_list())
