@@ -12,6 +12,7 @@ from stages.core.index.keywords import tokenize
 from stages.core.index.store import Index, IndexParams, build_index
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.search import Retriever
+from stages.core.retrieve.statements import StatementPages
 from stages.core.tree.navigate import TreeView
 
 PAPERS = pl.DataFrame({
@@ -111,6 +112,21 @@ def test_company_and_fiscal_period_and_form_type_from_metadata_columns():
     assert namer.name("Which company had the most employees?") == []
 
 
+def test_a_forecast_is_also_looked_for_in_the_filings_before_the_year_it_is_for():
+    namer = DocNamer(build_cards(FILINGS))
+    # guidance for fiscal 2024 is given in the fiscal 2023 filing too
+    assert set(named(namer, "Is Apple's revenue growth expected to accelerate in FY2024?")) == {
+        "aapl-10k-2023", "aapl-10k-2024"}
+    assert named(namer, "Was Apple's revenue growth faster in FY2024?") == ["aapl-10k-2024"]  # no forecast
+    # "as of" anchors the question to its period's filing
+    assert named(namer, "As of FY2024, what revenue growth did Apple expect for FY2025?") == ["aapl-10k-2024"]
+    # with no year, the latest filings state the current expectation
+    assert set(named(namer, "How much does Apple expect to pay for its bonds in the future?")) == {
+        "aapl-10k-2024", "aapl-10q-2024q3"}
+    assert set(named(namer, "How much did Apple pay for its bonds?")) == {
+        "aapl-10k-2023", "aapl-10k-2024", "aapl-10q-2024q3"}
+
+
 def test_a_company_short_form_in_capitals_names_its_filings():
     meta = pl.DataFrame({"id": ["jpm-10q", "jj-8k", "mgm-10k", "bb-10k", "gm-10k"],
                          "title": ["Quarterly report", "Earnings release", "Annual report", "Annual report",
@@ -205,6 +221,7 @@ def retriever(tmp_path, nodes):
 
     r = Retriever.__new__(Retriever)
     r.index, r.tree, r.embedder = Index(tmp_path), TreeView(nodes), FixedEmbedder()
+    r.statements = StatementPages(nodes)
     r.cache = EmbeddingCache(tmp_path / "e.sqlite")
     return r
 

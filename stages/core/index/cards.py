@@ -63,6 +63,13 @@ UNIQUE = 0.99  # idf share of a word one document's text alone holds (only with 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _FY = re.compile(r"\b(?:FY|fiscal(?:\s+year)?)\s*'?(\d{4}|\d{2})\b", re.I)
 _QUARTER = re.compile(r"\bQ([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b", re.I)
+# a question about what is expected ("expected to accelerate in FY2023", "guidance", "expect to pay in the
+# future") asks for a forecast: one for fiscal year Y is given before Y starts, so the filings of Y - 1 state
+# it too, and with no year the latest filing states the current one; "as of <period>" anchors the question
+# to the filing of that period instead
+_EXPECT = re.compile(r"\b(?:expect(?:s|ed|ing|ation|ations)?|guidance|outlook|forecasts?|anticipat\w*)\b|"
+                     r"\bin\s+the\s+future\b|\bgoing\s+forward\b", re.I)
+_AS_OF = re.compile(r"\bas\s+of\b", re.I)
 _ET_AL = re.compile(r"\s*(?:,\s*)?et\s+al\b", re.I)
 # a short form written in capitals in a question ("JPM", "MGM", "J&J", "JnJ"): two or more capitals, no digit
 _CAPS = re.compile(r"(?<![\w&])(?=(?:[a-z&]*[A-Z]){2})[A-Za-z&]{2,6}(?![\w&])")
@@ -266,6 +273,10 @@ class DocNamer:
         q_caps = {m.group(0).lower() for m in _CAPS.finditer(question)}
         q_years, q_quarters = periods(question)
         q_fiscal = {y if len(y) == 4 else f"20{y}" for y in _FY.findall(question)}
+        forecast = _EXPECT.search(question) is not None and _AS_OF.search(question) is None
+        if forecast and q_fiscal:
+            before = {str(int(y) - 1) for y in q_fiscal}
+            q_fiscal, q_years = q_fiscal | before, q_years | before
         q_types = doc_types(question)
         scores: dict[int, float] = {}
         cues: dict[int, list[str]] = {}
@@ -326,6 +337,12 @@ class DocNamer:
                 if have[i] & asked:
                     scores[i] += w
                     cues[i].append(f"{kind}:{','.join(sorted(have[i] & asked))}")
+        if forecast and not q_years and not q_quarters:
+            latest = max((y for i in cand for y in self._years[i]), default=None)
+            newest = {i for i in cand if latest in self._years[i]}
+            for i in newest if len(newest) < len(cand) else ():  # only where the candidates' years differ
+                scores[i] += W_YEAR
+                cues[i].append(f"latest:{latest}")
         best = max(scores[i] for i in cand)
         cut = (self.share if share is None else share) * best
         keep = sorted((i for i in cand if scores[i] >= cut), key=lambda i: (-scores[i], i))

@@ -190,6 +190,7 @@ class Index:
         self._kw = KeywordIndex(searched["tokens"].to_list())
         self._unit_ids = searched["node_ids"].to_list()
         self._unit_docs = np.asarray(searched["doc_id"].to_list(), dtype=object)
+        self._unit_rows: dict[str, list[int]] | None = None  # a unit's first node id -> its searched rows
         self.namer = read_namer(storage.join(out_dir, CARDS))
 
     def dense(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...] = SEARCH_LEVELS,
@@ -270,14 +271,24 @@ class Index:
         """The BM25 idf of each distinct keyword token of `text` (0 for tokens no unit has)."""
         return {t: self._idf.get(t, 0.0) for t in set(tokenize(text))}
 
-    def keyword(self, query: str, k: int, doc_weights: dict[str, float] | None = None) -> list[tuple[list[str], float]]:
+    def keyword(self, query: str, k: int, doc_weights: dict[str, float] | None = None,
+                only: set[str] | None = None) -> list[tuple[list[str], float]]:
         """Top-k (node ids, BM25 score) over paragraphs, table rows and sentence windows. With
-        `doc_weights` the units of those documents score times their weight (a prior)."""
+        `doc_weights` the units of those documents score times their weight (a prior); with `only`, just
+        the units whose first node is one of those ids."""
         toks = tokenize(query)
-        if doc_weights is None:
+        if doc_weights is None and only is None:
             return [(self._unit_ids[i], s) for i, s in self._kw.search(toks, k)]
         if not toks or k <= 0:
             return []
-        scores = self._kw.scores(toks) * doc_weight_array(self._unit_docs, doc_weights)
-        top = np.argsort(-scores, kind="stable")[:k]
+        scores = self._kw.scores(toks) * doc_weight_array(self._unit_docs, doc_weights or {})
+        if only is not None:
+            if self._unit_rows is None:
+                self._unit_rows = {}
+                for i, ids in enumerate(self._unit_ids):
+                    self._unit_rows.setdefault(ids[0], []).append(i)
+            rows = np.asarray(sorted({i for n in only for i in self._unit_rows.get(n, ())}), dtype=int)
+            top = rows[np.argsort(-scores[rows], kind="stable")[:k]] if len(rows) else rows
+        else:
+            top = np.argsort(-scores, kind="stable")[:k]
         return [(self._unit_ids[i], float(scores[i])) for i in top if scores[i] > 0]

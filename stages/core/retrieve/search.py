@@ -1,6 +1,7 @@
 """Glue for one question: embed its queries, search dense and BM25, build the context."""
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -11,11 +12,17 @@ from stages.core.embed.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index.store import Index
 from stages.core.retrieve.params import RETRY_K_FACTOR, Depth, RetrieveParams
 from stages.core.retrieve.ranking import RetrievedUnit, build_context, extend_context
+from stages.core.retrieve.statements import StatementPages, asked_kinds
 from stages.core.tree.navigate import TreeView
 
 # retrieve.named_docs prior: a named document's units score x(1 + this x its naming confidence), so a
 # confidently named document doubles its units' scores and still leaves the rest of the corpus in reach
 DOC_PRIOR = 1.0
+# units of the asked statements' pages (statements.py) that lead a named filing's keyword list: a metric
+# takes several line items, often of two statements, and a row costs ~40 tokens, so five rows leave most of
+# the budget to the rest (FinanceBench all 62: 2, 3, 4, 5, 6, 8 give page_all at 2x 0.73, 0.77, 0.80, 0.81,
+# 0.81, 0.81; page_any 0.91 for all of them)
+STATEMENT_UNITS = 5
 
 CONTEXT_SCHEMA = {
     "question_id": pl.String, "attempt": pl.Int32, "rank": pl.Int32, "node_id": pl.String, "doc_id": pl.String,
@@ -35,6 +42,7 @@ class Retriever:
                 f"embedder is {embedder.name} ({embedder.dim}-d); rebuild with `dvc repro index`"
             )
         self.tree = TreeView(nodes)
+        self.statements = StatementPages(nodes)
         self.embedder = embedder
         self.cache = cache
 
@@ -69,6 +77,16 @@ class Retriever:
         question = re.sub(r"\b(?i:FY)\s?((?:19|20)\d\d)\b", r"FY\1 \1", question)
         return re.sub(r"\b(?i:FY)\s?(\d\d)\b", r"FY\1 20\1", question)  # "FY21": 2021
 
+    def statement_lead(self, question: str, kw_query: str, weights: dict[str, float],
+                       factor: float = 1.0) -> list[tuple[list[str], float]]:
+        """The keyword hits on the pages of the statements the question asks about (statements.py) in the
+        documents it names, best first: they lead the keyword list (none when it asks about none)."""
+        kinds = asked_kinds(question)
+        only = self.statements.node_ids(weights, kinds) if kinds else set()
+        if not only:
+            return []
+        return self.index.keyword(kw_query, math.ceil(STATEMENT_UNITS * factor), doc_weights=weights, only=only)
+
     def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,
                  factor: float = 1.0) -> list[RetrievedUnit]:
         """Context units for one question's queries (query 0 is the question, which BM25 searches
@@ -77,7 +95,10 @@ class Retriever:
         depth = Depth.of(p, factor)
         vecs, _ = embed_texts(queries, self.embedder, self.cache, progress=False)
         weights = self.doc_weights(queries[0], p)
-        keyword = self.index.keyword(self.keyword_query(queries[0], weights), depth.bm25_k, doc_weights=weights)
+        kw_query = self.keyword_query(queries[0], weights)
+        keyword = self.index.keyword(kw_query, depth.bm25_k, doc_weights=weights)
+        if weights:
+            keyword = self.statement_lead(queries[0], kw_query, weights, factor) + keyword
         dense = self.index.dense(vecs, depth.top_k, doc_weights=weights)
         focus = self.index.term_weights(queries[0])
         return build_context(self.tree, dense, keyword, depth, answer_unit, focus)

@@ -1,0 +1,126 @@
+"""Under a document prior, a question that asks about a financial statement reaches that statement's page
+(stages/core/retrieve/statements.py): which statements a question asks about, which page of a filing is
+each statement, and the retrieval over a real tiny LanceDB index that puts that page's rows first."""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from stages.core.index.store import Index, IndexParams, build_index
+from stages.core.retrieve.params import RetrieveParams
+from stages.core.retrieve.search import Retriever
+from stages.core.retrieve.statements import StatementPages, asked_kinds, number_share, page_scores
+from stages.core.tree.navigate import TreeView
+
+CASH_FLOWS = ["Cash flows from operating activities",
+              "Net income 5,363 4,869 5,058",
+              "Depreciation and amortization 1,488 1,544 1,474",
+              "Net cash provided by operating activities 6,439 6,240 6,662",
+              "Purchases of property, plant and equipment (1,577) (1,373) (1,420)",
+              "Net cash used in investing activities (222) (3,086) (1,403)",
+              "Dividends paid (3,193) (2,803) (2,678)",
+              "Net cash used in financing activities (6,701) (2,655) (4,626)"]
+PROSE = [("Cash flows from operating activities rose as net income grew; net cash provided by operating activities "
+          "funded purchases of property, plant and equipment, and net cash used in investing activities and in "
+          "financing activities (dividends paid) fell. Capital expenditure was in line with depreciation.")]
+
+
+def test_a_question_asks_for_a_statement_by_its_name_or_by_a_metric_from_its_lines():
+    assert asked_kinds("Using the cash flow statement, what was FY2018 capex?") == ["cash flow"]
+    assert asked_kinds("What is the year end FY2018 net PPNE? Use the balance sheet.") == ["balance sheet"]
+    assert asked_kinds("Is the quick ratio healthy for FY 2022?") == ["balance sheet"]
+    assert asked_kinds("Did the operating margin improve in FY2022?") == ["income statement"]
+    assert asked_kinds("What is the capex as a % of revenue?") == ["cash flow", "income statement"]
+    assert asked_kinds("Who is the new CEO?") == []
+
+
+def test_a_page_is_a_statement_by_its_rows_even_when_its_title_is_lost():
+    rows = page_scores(CASH_FLOWS)
+    assert rows["cash flow"] >= 4 and rows["cash flow"] > rows["balance sheet"]
+    titled = page_scores(["Consolidated Statement of Cash Flow s", *CASH_FLOWS])  # a title a PDF font split
+    assert titled["cash flow"] == rows["cash flow"] + 3
+    assert number_share(CASH_FLOWS) > 0.3 and number_share(PROSE) == 0.0
+
+
+def statement_nodes() -> pl.DataFrame:
+    """One filing: page 1 a discussion that names the cash flow lines in prose, page 2 the statement
+    (no title), page 3 its continuation, page 4 unrelated; another filing with no statement."""
+    pages = {1: PROSE, 2: CASH_FLOWS[:5], 3: CASH_FLOWS[5:], 4: ["Our employees and our culture matter."]}
+    rows = [("acme", None, "document", "acme", "", 0, None, False), ("acme:sec0", "acme", "section", "acme", "", 0, None,
+                                                                      False)]
+    rows.append(("acme:sec0:p0", "acme:sec0", "paragraph", "acme", "ACME ROCKET WORKS annual report fiscal 2018",
+                 0, 1, True))
+    k = 1
+    for page, texts in pages.items():
+        for t in texts:
+            pid = f"acme:sec0:p{k}"
+            rows += [(pid, "acme:sec0", "paragraph", "acme", t, k, page, False),
+                     (f"{pid}:s0", pid, "sentence", "acme", t, 0, page, False)]
+            k += 1
+    rows += [("globex", None, "document", "globex", "", 0, None, False),
+             ("globex:sec0", "globex", "section", "globex", "", 0, None, False),
+             ("globex:sec0:p0", "globex:sec0", "paragraph", "globex", "GLOBEX TURBINES annual report fiscal 2018",
+              0, 1, True),
+             ("globex:sec0:p1", "globex:sec0", "paragraph", "globex", "Capital expenditure on turbines was 90.", 1, 1,
+              False),
+             ("globex:sec0:p1:s0", "globex:sec0:p1", "sentence", "globex", "Capital expenditure on turbines was 90.",
+              0, 1, False)]
+    return pl.DataFrame(rows, orient="row", schema=["node_id", "parent_id", "level", "doc_id", "text", "ordinal",
+                                                    "page", "is_front_matter"]).with_columns(
+        pl.col("page").alias("page_end"), pl.lit(None, dtype=pl.String).alias("attachment_type"),
+        pl.lit(False).alias("is_reference"))
+
+
+def test_the_statement_page_is_the_page_of_numbers_not_the_prose_that_names_its_lines():
+    pages = StatementPages(statement_nodes())
+    assert pages.pages("acme") == {"cash flow": [2, 3]}  # the statement and its continuation
+    assert pages.pages("globex") == {}
+    ids = pages.node_ids(["acme"], ["cash flow"])
+    assert "acme:sec0:p4" in ids and "acme:sec0:p1" not in ids
+    assert pages.node_ids(["acme"], ["balance sheet"]) == set()
+
+
+class FixedEmbedder:
+    """One fixed query vector (a unit test of the statement lead, not of embedding)."""
+    name, dim = "toy", 8
+
+    def embed(self, texts):
+        return np.ones((len(texts), 8), dtype=np.float32) / np.sqrt(8)
+
+
+def statement_retriever(tmp_path) -> Retriever:
+    from stages.core.embed.embedder import EmbeddingCache
+
+    nodes = statement_nodes()
+    searchable = nodes.filter(pl.col("level").is_in(["paragraph", "sentence"]))
+    rng = np.random.default_rng(3)
+    vecs = [v / np.linalg.norm(v) for v in rng.normal(size=(searchable.height, 8)).astype(np.float32)]
+    vectors = searchable.select("node_id", "level", "doc_id").with_columns(
+        pl.Series("vector", np.stack(vecs), dtype=pl.Array(pl.Float32, 8)))
+    meta = pl.DataFrame({"id": ["acme", "globex"], "title": ["Annual report"] * 2, "company": ["Acme", "Globex"],
+                         "fiscal_year": ["2018", "2018"]})
+    build_index(nodes, vectors, meta, tmp_path, IndexParams(ann_min_rows=10_000), "toy")
+    r = Retriever.__new__(Retriever)
+    r.index, r.tree, r.embedder = Index(tmp_path), TreeView(nodes), FixedEmbedder()
+    r.statements = StatementPages(nodes)
+    r.cache = EmbeddingCache(tmp_path / "e.sqlite")
+    return r
+
+
+def test_under_the_prior_the_named_filings_statement_rows_lead_the_context(tmp_path):
+    r = statement_retriever(tmp_path)
+    q = ["What was Acme's FY2018 capital expenditure? Use the cash flow statement."]
+    prior = r.retrieve(q, RetrieveParams(max_context_tokens=120, named_docs="prior"))
+    assert prior[0].doc_id == "acme" and prior[0].page in (2, 3)  # a row of the statement (pages 2-3) first
+    none = r.retrieve(q, RetrieveParams(max_context_tokens=120))
+    assert none[0].page not in (2, 3)  # without naming, no statement lead: the prose that says the words wins
+    # a question that asks about no statement retrieves as before the lead existed
+    assert r.statement_lead("Who leads Acme?", "Who leads", {"acme": 2.0}) == []
+
+
+def test_keyword_search_restricted_to_some_nodes(tmp_path):
+    r = statement_retriever(tmp_path)
+    only = {"acme:sec0:p5", "acme:sec0:p5:s0"}
+    hits = r.index.keyword("net cash investing activities", 5, doc_weights={"acme": 2.0}, only=only)
+    assert hits and all(ids[0] in only for ids, _ in hits)
+    assert r.index.keyword("net cash", 5, only=set()) == []
