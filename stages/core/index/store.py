@@ -15,17 +15,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import lancedb
 import numpy as np
 import polars as pl
+import pyarrow as pa
+
+from stages.core.common.artifacts import parquet_batches
 
 from stages.core.index.cards import CARDS, NamedDoc, build_cards, read_namer, word_docs, write_cards
 from stages.core.index.keywords import KeywordIndex, tokenize
 
 TABLE = "nodes"
+LANCE_COLUMNS = ("node_id", "level", "doc_id", "text", "page", "excluded", "vector")
+# vector rows written to Lance at a time (~27 MB at 384 dimensions): the index stage's memory follows the
+# batch, not the corpus
+LANCE_BATCH_ROWS = 16_384
 SEARCH_LEVELS = ("sentence", "paragraph")
 # BM25 also indexes sentence windows of about this many characters of every paragraph longer than twice
 # it: length normalisation buries a long paragraph whose one sentence matches (bm25_units)
@@ -122,21 +130,42 @@ def bm25_units(nodes: pl.DataFrame, metadata: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFrame, out_dir: Path,
+def vector_batches(vectors: pl.DataFrame | Path) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The embed stage's vectors (a frame, or its Parquet file read a batch at a time) as Arrow batches."""
+    if isinstance(vectors, pl.DataFrame):
+        table = vectors.to_arrow()
+        return table.schema, iter(table.to_batches(max_chunksize=LANCE_BATCH_ROWS))
+    return parquet_batches(vectors, LANCE_BATCH_ROWS, "embed")
+
+
+def lance_rows(nodes: pl.DataFrame, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> pa.RecordBatchReader:
+    """The Lance table's rows: each vector row with its node's text, page and `excluded` flag, in the
+    vectors' order, made one batch at a time (a node without a vector has no row)."""
+    lookup = nodes.select("node_id", "text", "page", excluded_mask(nodes).alias("excluded"))
+
+    def rows(batch: pa.RecordBatch | pa.Table) -> pa.Table:
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        return frame.join(lookup, on="node_id", maintain_order="left").select(LANCE_COLUMNS).to_arrow()
+
+    out = rows(schema.empty_table()).schema
+    return pa.RecordBatchReader.from_batches(out, (b for batch in batches for b in rows(batch).to_batches()))
+
+
+def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame | Path, metadata: pl.DataFrame, out_dir: Path,
                 params: IndexParams, model: str) -> dict[str, object]:
-    """Write the Lance table and BM25 units under `out_dir`; return index stats."""
+    """Write the Lance table and BM25 units under `out_dir`; return index stats. `vectors` is the embed
+    stage's frame or its Parquet file; a file is streamed into Lance (memory bounded by LANCE_BATCH_ROWS)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    dim = vectors["vector"].dtype.size  # type: ignore[union-attr]
-    table = (
-        vectors.join(nodes.select("node_id", "text", "page", excluded_mask(nodes).alias("excluded")), on="node_id")
-        .select("node_id", "level", "doc_id", "text", "page", "excluded", "vector")
-    )
+    schema, batches = vector_batches(vectors)
+    dim = schema.field("vector").type.list_size
     db = lancedb.connect(str(out_dir / "lance"))
-    tbl = db.create_table(TABLE, data=table.to_arrow(), mode="overwrite")
-    ann = table.height >= params.ann_min_rows
+    tbl = db.create_table(TABLE, data=lance_rows(nodes, schema, batches), mode="overwrite")
+    rows = tbl.count_rows()
+    ann = rows >= params.ann_min_rows
     if ann:
         tbl.create_index(metric="cosine", vector_column_name="vector",
-                         num_partitions=max(1, int(np.sqrt(table.height))), num_sub_vectors=max(1, dim // 8))
+                         num_partitions=max(1, int(np.sqrt(rows))), num_sub_vectors=max(1, dim // 8))
     units = bm25_units(nodes, metadata)
     units.write_parquet(out_dir / "bm25_units.parquet")
     cards = build_cards(metadata, nodes, CARD_CHARS)
@@ -144,7 +173,7 @@ def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFra
     for doc, toks in zip(units["doc_id"].to_list(), units["tokens"].to_list()):
         doc_tokens.setdefault(doc, set()).update(toks)
     write_cards(out_dir / CARDS, cards, word_docs(cards, doc_tokens), len(doc_tokens))
-    info = {"model": model, "dim": dim, "rows": table.height, "ann": ann, "bm25_units": units.height}
+    info = {"model": model, "dim": dim, "rows": rows, "ann": ann, "bm25_units": units.height}
     (out_dir / "index.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info
 
