@@ -190,24 +190,17 @@ class Index:
     """Read side: dense search and BM25 over the persisted units, reference lists and front
     matter left out (they are kept in the index, flagged `excluded`).
 
-    Below `ann_min_rows` the Lance table's vectors are held in memory and searched
+    Below `ann_min_rows` the searched rows' vectors are held in memory and searched
     exactly by one matrix product (about 2 ms for 27k x 384 on this CPU, where a Lance
-    flat scan costs 70-100 ms per call); above it the Lance ANN index is queried."""
+    flat scan costs 70-100 ms per call); above it the Lance ANN index is queried.
+    Only the searched rows are held (read from Lance a batch at a time), not the table."""
 
     def __init__(self, out_dir: Path) -> None:
         self.info = json.loads((out_dir / "index.json").read_text(encoding="utf-8"))
         self._tbl = lancedb.connect(str(out_dir / "lance")).open_table(TABLE)
         self._exact: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if not self.info.get("ann"):
-            rows = self._tbl.to_arrow().select(["node_id", "level", "doc_id", "excluded", "vector"])
-            mat = np.asarray(rows["vector"].combine_chunks().flatten().to_numpy(), dtype=np.float32)
-            mat = mat.reshape(rows.num_rows, -1)
-            norms = np.linalg.norm(mat, axis=1, keepdims=True)
-            self._mat = mat / np.where(norms == 0, 1.0, norms)
-            self._ids = np.asarray(rows["node_id"].to_pylist(), dtype=object)
-            self._levels = np.asarray(rows["level"].to_pylist(), dtype=object)
-            self._docs = np.asarray(rows["doc_id"].to_pylist(), dtype=object)
-            self._excluded = np.asarray(rows["excluded"].to_pylist(), dtype=bool)
+            self._subset(SEARCH_LEVELS)  # the default search's rows, loaded once up front
         units = pl.read_parquet(out_dir / "bm25_units.parquet")
         self.units = units
         # the keyword weights (idf) count every unit, the excluded ones too; search covers the others
@@ -229,12 +222,36 @@ class Index:
         return self._dense_exact(qvecs, k, levels, doc_weights)
 
     def _subset(self, levels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The searchable rows (matrix, ids, doc ids) for a level filter, built once per filter."""
+        """The searchable rows (unit vectors, ids, doc ids) for a level filter, built once per filter."""
         key = tuple(levels)
         if key not in self._exact:
-            keep = np.isin(self._levels, list(levels)) & ~self._excluded
-            self._exact[key] = (np.ascontiguousarray(self._mat[keep]), self._ids[keep], self._docs[keep])
+            self._exact[key] = self._searchable(levels)
         return self._exact[key]
+
+    def _scan(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
+        return iter(self._tbl.search().select(columns).limit(None).to_batches(LANCE_BATCH_ROWS))
+
+    def _searchable(self, levels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The unexcluded rows at `levels`, in table order, as L2-normalised vectors, ids and doc ids.
+        Two passes over the table a batch at a time (which rows, then their vectors into one matrix
+        of that size), so memory holds the searched rows once and never the whole table."""
+        keep = np.concatenate([np.zeros(0, dtype=bool)] + [
+            np.isin(b["level"].to_numpy(zero_copy_only=False), list(levels))
+            & ~b["excluded"].to_numpy(zero_copy_only=False) for b in self._scan(["level", "excluded"])])
+        n = int(keep.sum())
+        mat = np.empty((n, int(self.info["dim"])), dtype=np.float32)
+        ids, docs, at, start = np.empty(n, dtype=object), np.empty(n, dtype=object), 0, 0
+        for b in self._scan(["node_id", "doc_id", "vector"]):
+            rows = np.flatnonzero(keep[start:start + b.num_rows])
+            start += b.num_rows
+            vec = b["vector"].flatten().to_numpy().reshape(b.num_rows, -1)
+            mat[at:at + len(rows)] = vec[rows]
+            ids[at:at + len(rows)] = b["node_id"].to_numpy(zero_copy_only=False)[rows]
+            docs[at:at + len(rows)] = b["doc_id"].to_numpy(zero_copy_only=False)[rows]
+            at += len(rows)
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        mat /= np.where(norms == 0, 1.0, norms)
+        return mat, ids, docs
 
     def _dense_exact(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...],
                      doc_weights: dict[str, float] | None = None) -> list[list[tuple[str, float]]]:
