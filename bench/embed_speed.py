@@ -3,6 +3,7 @@
   python bench/embed_speed.py                 # speed grid on a 2,000-text sample of the tree's leaves
   python bench/embed_speed.py --full          # + each backend over the whole tree, then recall on dev/train
   python bench/embed_speed.py --n 500 --configs torch:64:0 onnx_int8:64:1
+  python bench/embed_speed.py --nodes <fb work>/project/artifacts/tree/nodes.parquet --out /tmp/grid.json
 
 Texts are the ones the embed stage embeds (artifacts/tree/nodes.parquet: sentences and
 childless nodes, unique), a seeded sample of them for the grid. Each config is
@@ -163,10 +164,12 @@ def main() -> None:
     ap.add_argument("--skip-grid", action="store_true", help="only --full")
     ap.add_argument("--threads", type=int, default=None, help="--full: embed.threads (default: params.yaml's)")
     ap.add_argument("--batch-size", type=int, default=None, help="--full: embed.batch_size (default: params.yaml's)")
+    ap.add_argument("--nodes", default=str(ROOT / "artifacts" / "tree" / "nodes.parquet"),
+                    help="the tree whose leaves are sampled (e.g. a FinanceBench project's artifacts/tree/nodes.parquet)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "embed_speed.json"))
     args = ap.parse_args()
     params = load_params(ROOT / "params.yaml")
-    nodes = pl.read_parquet(ROOT / "artifacts" / "tree" / "nodes.parquet")
+    nodes = pl.read_parquet(args.nodes)
     texts = leaf_texts(nodes)
     sample = random.Random(0).sample(texts, min(args.n, len(texts)))
     paras = nodes.filter(pl.col("level") == "paragraph")["text"].fill_null("").to_list()

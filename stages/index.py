@@ -12,20 +12,19 @@ from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.index.store import IndexParams, build_index
 
-VECTORS = "artifacts/embed/vectors.parquet"
+VECTORS = Path("artifacts/embed/vectors.parquet")
 OUT = Path("artifacts/index")
 
 
 def main() -> None:
     params = load_params()
     p = section(IndexParams, "index", params)
-    vectors = read_parquet(VECTORS, "embed")
     nodes = read_parquet("artifacts/tree/nodes.parquet", "build_tree")
     metadata = read_metadata(data_params(params).metadata)
-    model = parquet_metadata(VECTORS).get("treerag.model", "unknown")
+    model = parquet_metadata(VECTORS, "embed").get("treerag.model", "unknown")
     tmp = OUT.with_name(OUT.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    info = build_index(nodes, vectors, metadata, tmp, p, model)
+    info = build_index(nodes, VECTORS, metadata, tmp, p, model)
     shutil.rmtree(OUT, ignore_errors=True)
     tmp.rename(OUT)
     logging.info("index: %s", info)

@@ -15,7 +15,8 @@ from stages.core.index.store import (
 )
 
 
-def small_index(tmp_path):
+def small_inputs():
+    """Nodes (3 paragraphs, one a reference entry, each with one sentence), their vectors, metadata."""
     texts = {"a:sec1:p1": "The A100 GPU draws 400 W.", "a:sec2:p1": "[1] Smith. GPU power, 2020.",
              "b:sec1:p1": "Training used 24 MWh of electricity."}
     rows, vecs = [], []
@@ -34,8 +35,13 @@ def small_index(tmp_path):
         pl.Series("vector", np.stack(vecs), dtype=pl.Array(pl.Float32, 8)))
     meta = pl.DataFrame({"id": ["a", "b"], "title": ["GPU", "Energy"], "year": ["2024", "2021"],
                          "citation": ["Ada Lovelace, Alan Turing (2024). GPU.", "Grace Hopper. (2021). Energy."]})
+    return nodes, vectors, meta, np.stack(vecs)
+
+
+def small_index(tmp_path):
+    nodes, vectors, meta, vecs = small_inputs()
     info = build_index(nodes, vectors, meta, tmp_path, IndexParams(ann_min_rows=10_000), "toy")
-    return Index(tmp_path), np.stack(vecs), info
+    return Index(tmp_path), vecs, info
 
 
 def test_batched_dense_equals_single_queries_and_excludes_references(tmp_path):
@@ -144,3 +150,34 @@ def test_doc_weights_prior_in_both_lists(tmp_path):
     assert a_sim > 0 and prior[0] == ("a:sec1:p1", pytest.approx(100 * a_sim, rel=1e-5))
     lance_prior = ix._dense_lance(vecs[[4]], 4, ("sentence", "paragraph"), {"a": 100.0})[0]
     assert sorted(round(s, 4) for _, s in lance_prior) == sorted(round(s, 4) for _, s in prior)
+
+
+def lance_rows_of(out_dir):
+    import lancedb
+
+    return lancedb.connect(str(out_dir / "lance")).open_table("nodes").to_arrow()
+
+
+def test_vectors_streamed_from_parquet_in_small_batches_give_the_same_table(tmp_path, monkeypatch):
+    """The index stage streams the vectors file into Lance a batch at a time (bounded memory): the
+    table is the one the whole frame gives, row for row, also when batches split the rows."""
+    from stages.core.common.artifacts import write_parquet
+    from stages.core.index import store
+
+    nodes, vectors, meta, _ = small_inputs()
+    params = IndexParams(ann_min_rows=10_000)
+    whole = build_index(nodes, vectors, meta, tmp_path / "whole", params, "toy")
+    vec_path = write_parquet(vectors, tmp_path / "vectors.parquet")
+    monkeypatch.setattr(store, "LANCE_BATCH_ROWS", 4)  # 6 rows: two batches
+    assert build_index(nodes, vec_path, meta, tmp_path / "streamed", params, "toy") == whole
+    assert lance_rows_of(tmp_path / "streamed").equals(lance_rows_of(tmp_path / "whole"))
+    assert lance_rows_of(tmp_path / "whole")["node_id"].to_pylist() == vectors["node_id"].to_list()
+    # a vector whose node the tree lacks gets no row (as the whole frame's inner join did)
+    fewer = nodes.filter(pl.col("node_id") != "b:sec1:p1")
+    assert build_index(fewer, vec_path, meta, tmp_path / "fewer", params, "toy")["rows"] == 5
+
+
+def test_missing_vectors_file_names_the_stage_that_writes_it(tmp_path):
+    nodes, _, meta, _ = small_inputs()
+    with pytest.raises(FileNotFoundError, match="vectors.parquet: artifact not found.*embed stage"):
+        build_index(nodes, tmp_path / "vectors.parquet", meta, tmp_path / "ix", IndexParams(), "toy")

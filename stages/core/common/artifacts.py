@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 
@@ -79,16 +80,28 @@ def write_csv(df: pl.DataFrame, path: str | Path) -> Path:
     return Path(path)
 
 
-def read_parquet(path: str | Path, stage_hint: str = "") -> pl.DataFrame:
-    """Read a Parquet artifact, with an error that says which stage makes it if missing."""
+def _existing(path: str | Path, stage_hint: str) -> Path:
+    """`path`, or an error that says which stage makes it if missing."""
     p = Path(path)
     if not p.exists():
         hint = f" (it is written by the {stage_hint} stage: run `dvc repro {stage_hint}`)" if stage_hint else ""
         raise FileNotFoundError(f"{p}: artifact not found{hint}")
-    return pl.read_parquet(p)
+    return p
 
 
-def parquet_metadata(path: str | Path) -> dict[str, str]:
+def read_parquet(path: str | Path, stage_hint: str = "") -> pl.DataFrame:
+    """Read a Parquet artifact, with an error that says which stage makes it if missing."""
+    return pl.read_parquet(_existing(path, stage_hint))
+
+
+def parquet_batches(path: str | Path, rows: int, stage_hint: str = "") -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """A Parquet artifact's schema and its rows as Arrow batches of at most `rows` rows, in file order:
+    a stage that handles one batch at a time holds one batch, not the whole file, in memory."""
+    f = pq.ParquetFile(_existing(path, stage_hint))
+    return f.schema_arrow, f.iter_batches(batch_size=rows)
+
+
+def parquet_metadata(path: str | Path, stage_hint: str = "") -> dict[str, str]:
     """The key/value metadata written by `write_parquet(..., metadata=...)`."""
-    meta = pq.read_schema(path).metadata or {}
+    meta = pq.read_schema(_existing(path, stage_hint)).metadata or {}
     return {k.decode(): v.decode() for k, v in meta.items() if not k.startswith(b"ARROW")}

@@ -125,7 +125,7 @@ class OnnxEmbedder:
         so.intra_op_num_threads = threads  # 0: ONNX Runtime's default (one per physical core)
         so.inter_op_num_threads = 1
         # idle pool threads sleep instead of spinning: the same vectors at about half the CPU
-        # when other work shares the cores (bench/results/embed_spin_filings.json)
+        # when other work shares the cores (bench/results/embed_filings.json: spin)
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.path = onnx_model_file(model_dir, int8, folder)

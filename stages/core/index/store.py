@@ -15,18 +15,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import lancedb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from stages.core.common import storage
+from stages.core.common.artifacts import parquet_batches
 from stages.core.index.cards import CARDS, NamedDoc, build_cards, read_namer, word_docs, write_cards
 from stages.core.index.keywords import KeywordIndex, tokenize
 
 TABLE = "nodes"
+LANCE_COLUMNS = ("node_id", "level", "doc_id", "text", "page", "excluded", "vector")
+# vector rows written to Lance at a time (~27 MB at 384 dimensions): the index stage's memory follows the
+# batch, not the corpus
+LANCE_BATCH_ROWS = 16_384
 SEARCH_LEVELS = ("sentence", "paragraph")
 # BM25 also indexes sentence windows of about this many characters of every paragraph longer than twice
 # it: length normalisation buries a long paragraph whose one sentence matches (bm25_units)
@@ -123,21 +130,42 @@ def bm25_units(nodes: pl.DataFrame, metadata: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFrame, out_dir: Path,
+def vector_batches(vectors: pl.DataFrame | Path) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """The embed stage's vectors (a frame, or its Parquet file read a batch at a time) as Arrow batches."""
+    if isinstance(vectors, pl.DataFrame):
+        table = vectors.to_arrow()
+        return table.schema, iter(table.to_batches(max_chunksize=LANCE_BATCH_ROWS))
+    return parquet_batches(vectors, LANCE_BATCH_ROWS, "embed")
+
+
+def lance_rows(nodes: pl.DataFrame, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> pa.RecordBatchReader:
+    """The Lance table's rows: each vector row with its node's text, page and `excluded` flag, in the
+    vectors' order, made one batch at a time (a node without a vector has no row)."""
+    lookup = nodes.select("node_id", "text", "page", excluded_mask(nodes).alias("excluded"))
+
+    def rows(batch: pa.RecordBatch | pa.Table) -> pa.Table:
+        frame = pl.from_arrow(batch)
+        assert isinstance(frame, pl.DataFrame)
+        return frame.join(lookup, on="node_id", maintain_order="left").select(LANCE_COLUMNS).to_arrow()
+
+    out = rows(schema.empty_table()).schema
+    return pa.RecordBatchReader.from_batches(out, (b for batch in batches for b in rows(batch).to_batches()))
+
+
+def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame | Path, metadata: pl.DataFrame, out_dir: Path,
                 params: IndexParams, model: str) -> dict[str, object]:
-    """Write the Lance table and BM25 units under `out_dir`; return index stats."""
+    """Write the Lance table and BM25 units under `out_dir`; return index stats. `vectors` is the embed
+    stage's frame or its Parquet file; a file is streamed into Lance (memory bounded by LANCE_BATCH_ROWS)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    dim = vectors["vector"].dtype.size  # type: ignore[union-attr]
-    table = (
-        vectors.join(nodes.select("node_id", "text", "page", excluded_mask(nodes).alias("excluded")), on="node_id")
-        .select("node_id", "level", "doc_id", "text", "page", "excluded", "vector")
-    )
+    schema, batches = vector_batches(vectors)
+    dim = schema.field("vector").type.list_size
     db = lancedb.connect(str(out_dir / "lance"))
-    tbl = db.create_table(TABLE, data=table.to_arrow(), mode="overwrite")
-    ann = table.height >= params.ann_min_rows
+    tbl = db.create_table(TABLE, data=lance_rows(nodes, schema, batches), mode="overwrite")
+    rows = tbl.count_rows()
+    ann = rows >= params.ann_min_rows
     if ann:
         tbl.create_index(metric="cosine", vector_column_name="vector",
-                         num_partitions=max(1, int(np.sqrt(table.height))), num_sub_vectors=max(1, dim // 8))
+                         num_partitions=max(1, int(np.sqrt(rows))), num_sub_vectors=max(1, dim // 8))
     units = bm25_units(nodes, metadata)
     units.write_parquet(out_dir / "bm25_units.parquet")
     cards = build_cards(metadata, nodes, CARD_CHARS)
@@ -145,7 +173,7 @@ def build_index(nodes: pl.DataFrame, vectors: pl.DataFrame, metadata: pl.DataFra
     for doc, toks in zip(units["doc_id"].to_list(), units["tokens"].to_list()):
         doc_tokens.setdefault(doc, set()).update(toks)
     write_cards(out_dir / CARDS, cards, word_docs(cards, doc_tokens), len(doc_tokens))
-    info = {"model": model, "dim": dim, "rows": table.height, "ann": ann, "bm25_units": units.height}
+    info = {"model": model, "dim": dim, "rows": rows, "ann": ann, "bm25_units": units.height}
     (out_dir / "index.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info
 
@@ -162,9 +190,10 @@ class Index:
     """Read side: dense search and BM25 over the persisted units, reference lists and front
     matter left out (they are kept in the index, flagged `excluded`).
 
-    Below `ann_min_rows` the Lance table's vectors are held in memory and searched
+    Below `ann_min_rows` the searched rows' vectors are held in memory and searched
     exactly by one matrix product (about 2 ms for 27k x 384 on this CPU, where a Lance
-    flat scan costs 70-100 ms per call); above it the Lance ANN index is queried."""
+    flat scan costs 70-100 ms per call); above it the Lance ANN index is queried.
+    Only the searched rows are held (read from Lance a batch at a time), not the table."""
 
     def __init__(self, out_dir: Path | str) -> None:
         """``out_dir``: the index folder, or its copy under an ``s3://`` URI (`ray.shared_store`)."""
@@ -173,15 +202,7 @@ class Index:
         self._tbl = lancedb.connect(lance, storage_options=storage.lance_options(lance)).open_table(TABLE)
         self._exact: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if not self.info.get("ann"):
-            rows = self._tbl.to_arrow().select(["node_id", "level", "doc_id", "excluded", "vector"])
-            mat = np.asarray(rows["vector"].combine_chunks().flatten().to_numpy(), dtype=np.float32)
-            mat = mat.reshape(rows.num_rows, -1)
-            norms = np.linalg.norm(mat, axis=1, keepdims=True)
-            self._mat = mat / np.where(norms == 0, 1.0, norms)
-            self._ids = np.asarray(rows["node_id"].to_pylist(), dtype=object)
-            self._levels = np.asarray(rows["level"].to_pylist(), dtype=object)
-            self._docs = np.asarray(rows["doc_id"].to_pylist(), dtype=object)
-            self._excluded = np.asarray(rows["excluded"].to_pylist(), dtype=bool)
+            self._subset(SEARCH_LEVELS)  # the default search's rows, loaded once up front
         units = storage.read_parquet(storage.join(out_dir, "bm25_units.parquet"))
         self.units = units
         # the keyword weights (idf) count every unit, the excluded ones too; search covers the others
@@ -204,12 +225,36 @@ class Index:
         return self._dense_exact(qvecs, k, levels, doc_weights)
 
     def _subset(self, levels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The searchable rows (matrix, ids, doc ids) for a level filter, built once per filter."""
+        """The searchable rows (unit vectors, ids, doc ids) for a level filter, built once per filter."""
         key = tuple(levels)
         if key not in self._exact:
-            keep = np.isin(self._levels, list(levels)) & ~self._excluded
-            self._exact[key] = (np.ascontiguousarray(self._mat[keep]), self._ids[keep], self._docs[keep])
+            self._exact[key] = self._searchable(levels)
         return self._exact[key]
+
+    def _scan(self, columns: list[str]) -> Iterator[pa.RecordBatch]:
+        return iter(self._tbl.search().select(columns).limit(None).to_batches(LANCE_BATCH_ROWS))
+
+    def _searchable(self, levels: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The unexcluded rows at `levels`, in table order, as L2-normalised vectors, ids and doc ids.
+        Two passes over the table a batch at a time (which rows, then their vectors into one matrix
+        of that size), so memory holds the searched rows once and never the whole table."""
+        keep = np.concatenate([np.zeros(0, dtype=bool)] + [
+            np.isin(b["level"].to_numpy(zero_copy_only=False), list(levels))
+            & ~b["excluded"].to_numpy(zero_copy_only=False) for b in self._scan(["level", "excluded"])])
+        n = int(keep.sum())
+        mat = np.empty((n, int(self.info["dim"])), dtype=np.float32)
+        ids, docs, at, start = np.empty(n, dtype=object), np.empty(n, dtype=object), 0, 0
+        for b in self._scan(["node_id", "doc_id", "vector"]):
+            rows = np.flatnonzero(keep[start:start + b.num_rows])
+            start += b.num_rows
+            vec = b["vector"].flatten().to_numpy().reshape(b.num_rows, -1)
+            mat[at:at + len(rows)] = vec[rows]
+            ids[at:at + len(rows)] = b["node_id"].to_numpy(zero_copy_only=False)[rows]
+            docs[at:at + len(rows)] = b["doc_id"].to_numpy(zero_copy_only=False)[rows]
+            at += len(rows)
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        mat /= np.where(norms == 0, 1.0, norms)
+        return mat, ids, docs
 
     def _dense_exact(self, qvecs: np.ndarray, k: int, levels: tuple[str, ...],
                      doc_weights: dict[str, float] | None = None) -> list[list[tuple[str, float]]]:
