@@ -4,7 +4,11 @@
   the reply states the reason first and the answer after it, so the answer follows the reason it
   gives, and the reason is kept in the answer.
 - A metric the question names (metrics.py) is computed by code from the line items the reader
-  copies, and the explanation names the formula with its operands.
+  copies, and the explanation names the formula with its operands. Each operand must be read from
+  the context line that names its item, and the value must be one a company can report; else the
+  wider context is read, then the question is refused.
+- An amount asked in a scale ("in USD millions") is given in that scale, from the scale the context
+  states for the number the reader copied.
 - An explanation is one or two whole sentences: a reply cut short by its length limit loses its
   unfinished sentence (or its unfinished word, when it has no whole sentence), never mid-word.
 - Every non-blank answer in words names the filing it comes from, and a question the context
@@ -17,17 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stages.core.answer.grounding import grounded_number, numbers_in
 from stages.core.answer.kinds import TRUE_FALSE, infer_type
-from stages.core.answer.metrics import Asked, asked_metric, compute_metric
+from stages.core.answer.line_items import Stated, amount_of, asked_scale, on_its_line, stated_amounts
+from stages.core.answer.metrics import Asked, asked_metric, compute_metric, field_name
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, pointers_in
 
 REASON_MAX_CHARS = 300  # a yes/no answer's reason: a sentence or two
 MAX_SENTENCES = 2
-# a metric's copied line items must be in the context: with fewer than this share of them stated there, the
-# reader made them up and the question is refused
-MIN_GROUNDED_OPERANDS = 0.5
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s+|$)")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # words that cannot end a sentence: a reply cut after one loses it ("... higher volume and")
@@ -81,9 +82,11 @@ def metric_instruction(asked: Asked) -> str:
 
 
 def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
-    """The metric computed from the copied line items, the formula as the expression; blank when a
-    line item is missing, or when fewer than MIN_GROUNDED_OPERANDS of them are stated in the context
-    (copied from nowhere: the context does not hold the statements)."""
+    """The metric computed from the copied line items, the formula as the expression. Blank (a failed
+    reading: the wider context is tried next, then the question is refused in words) when a line item is
+    missing, when an operand is not read from a line of the context that names it (`operand_lines`), or
+    when the value is one no company reports (metrics.Metric.plausible). An amount the question asks in
+    a scale ("in USD millions") is given in it, from the scale its operands' lines state."""
     if not data:
         return Reading()
     pointers = pointers_in(data, len(units))
@@ -92,16 +95,47 @@ def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[Conte
     done = compute_metric(asked, copied)
     if done is None:
         return Reading(pointers=pointers)
-    stated = numbers_in("\n".join(u.text for u in units))
-    operands = list(copied.values())
-    found = sum(grounded_number(x, stated, "", strict=True) for x in operands)
-    if not operands or found / len(operands) < MIN_GROUNDED_OPERANDS:
+    per_unit = [stated_amounts(u.text) for u in units]
+    lines = operand_lines(asked, copied, [s for found in per_unit for s in found])
+    if None in lines or not done.plausible:
         return Reading(pointers=pointers, expression=done.explanation)
-    holding = tuple(k for k, u in enumerate(units, start=1)
-                    if any(grounded_number(x, numbers_in(u.text), "", strict=True) for x in operands if x))
-    value = f"{done.value:.{asked.decimals}f}"
-    return Reading(value, pointers or holding[:MAX_POINTERS], grounded=found == len(operands),
+    holding = tuple(k for k, found in enumerate(per_unit, start=1) if any(s in found for s in lines))
+    value = done.value
+    if asked.metric.amount and asked.unit is not None:  # the statements' scale: their first operand's line
+        value = value * next((s.scale for s in lines if s is not None and s.value), 1.0) / asked.unit[0]
+    return Reading(f"{value:.{asked.decimals}f}", pointers or holding[:MAX_POINTERS], grounded=True,
                    expression=done.explanation)
+
+
+def operand_lines(asked: Asked, copied: dict[str, float], stated: Sequence[Stated]) -> list[Stated | None]:
+    """For every operand, the stated amount it copies on a line the operand's item names
+    (line_items.on_its_line), or None when it was read from no such line: the same digits elsewhere
+    (another row, a percentage) or nowhere (a placeholder) do not count. A zero stands for an item
+    statements may leave out (metrics.Item.absent_is_zero)."""
+    out: list[Stated | None] = []
+    for y in asked.years:
+        for item, back in asked.metric.operands:
+            x = copied[field_name(item, y - back)]
+            absent = Stated(item.label, 0.0) if x == 0 and item.absent_is_zero else None
+            out.append(on_its_line(x, item.names, stated) or absent)
+    return out
+
+
+def in_asked_scale(question: str, data: dict[str, Any] | None, reading: Reading,
+                   units: Sequence[ContextBlock]) -> tuple[Reading, str | None]:
+    """A copied amount in the scale the question asks ("in USD millions": 1,700 for "$1.7 billion",
+    59,268 for a table's 59,268 "in millions"), with that unit; the reading as it was (and None) when
+    the question asks no scale or no context number has the copied digits (its scale is unknown)."""
+    asked = asked_scale(question)
+    x = (data or {}).get("value")
+    if asked is None or reading.is_blank or isinstance(x, bool) or not isinstance(x, (int, float)):
+        return reading, None
+    pointed = [s for k in reading.pointers for s in stated_amounts(units[k - 1].text)]
+    amount = amount_of(float(x), pointed) or amount_of(float(x), [s for u in units for s in stated_amounts(u.text)])
+    if amount is None:
+        return reading, None
+    value = f"{round(amount / asked[0], 6):.12g}"
+    return Reading(value, reading.pointers, reading.grounded, reading.expression), asked[1]
 
 
 # ---- the analyst's requests and readings, by question kind
@@ -232,4 +266,6 @@ def answer_unit(req: Request | None, unit: str) -> str:
     if req is None or req.asked is None:
         return unit
     metric = req.asked.metric
+    if metric.amount and req.asked.unit is not None:
+        return req.asked.unit[1]
     return "percent" if metric.percent else unit if metric.amount else ""
