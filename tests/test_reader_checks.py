@@ -107,3 +107,7 @@ def test_an_amount_metric_is_given_in_the_scale_asked_from_its_lines_scale():
     reply = {"units": [1], "total_current_assets_FY2021": 1250000, "total_current_liabilities_FY2021": 250000}
     a, _ = _metric("What is Acme's FY2021 net working capital? Answer in USD millions.", reply, [[THOUSANDS]])
     assert a.answer_value == "1000.00" and a.answer_unit == "million USD"
+    unstated = ContextBlock("ACME_2021_10K", THOUSANDS.text.replace(" (In thousands)", ""))
+    a, _ = _metric("What is Acme's FY2021 net working capital? Answer in USD millions.", reply, [[unstated]])
+    assert a.answer_value == "1000000.00" and a.answer_unit != "million USD"  # no scale written: as the lines say
+    assert amount_of(1250000, stated_amounts(unstated.text)) is None

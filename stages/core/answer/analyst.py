@@ -81,30 +81,32 @@ def metric_instruction(asked: Asked) -> str:
             f'{items}\nReply {{"units": [...], {reply}}}.')
 
 
-def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
+def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> tuple[Reading, str | None]:
     """The metric computed from the copied line items, the formula as the expression. Blank (a failed
     reading: the wider context is tried next, then the question is refused in words) when a line item is
     missing, when an operand is not read from a line of the context that names it (`operand_lines`), or
     when the value is one no company reports (metrics.Metric.plausible). An amount the question asks in
-    a scale ("in USD millions") is given in it, from the scale its operands' lines state."""
+    a scale ("in USD millions") is given in it when its operands' lines state their scale, with that
+    unit (else None: the unit `answer_unit` gives)."""
     if not data:
-        return Reading()
+        return Reading(), None
     pointers = pointers_in(data, len(units))
     copied = {k: float(v) for k, v in data.items()
               if k != "units" and isinstance(v, (int, float)) and not isinstance(v, bool)}
     done = compute_metric(asked, copied)
     if done is None:
-        return Reading(pointers=pointers)
+        return Reading(pointers=pointers), None
     per_unit = [stated_amounts(u.text) for u in units]
     lines = operand_lines(asked, copied, [s for found in per_unit for s in found])
     if None in lines or not done.plausible:
-        return Reading(pointers=pointers, expression=done.explanation)
+        return Reading(pointers=pointers, expression=done.explanation), None
     holding = tuple(k for k, found in enumerate(per_unit, start=1) if any(s in found for s in lines))
-    value = done.value
-    if asked.metric.amount and asked.unit is not None:  # the statements' scale: their first operand's line
-        value = value * next((s.scale for s in lines if s is not None and s.value), 1.0) / asked.unit[0]
+    value, unit = done.value, None
+    scale = next((s.scale for s in lines if s is not None and s.value), None)  # the first operand's line's
+    if asked.metric.amount and asked.unit is not None and scale is not None:
+        value, unit = value * scale / asked.unit[0], asked.unit[1]
     return Reading(f"{value:.{asked.decimals}f}", pointers or holding[:MAX_POINTERS], grounded=True,
-                   expression=done.explanation)
+                   expression=done.explanation), unit
 
 
 def operand_lines(asked: Asked, copied: dict[str, float], stated: Sequence[Stated]) -> list[Stated | None]:
@@ -232,15 +234,16 @@ def request(kind: str, question: str, n_units: int, metric: Asked | None = None)
     return None
 
 
-def read(req: Request, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
-    """The reply to an analyst request as a reading (blank when it is no answer)."""
+def read(req: Request, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> tuple[Reading, str | None]:
+    """The reply to an analyst request as a reading (blank when it is no answer), and the unit of an
+    amount given in the scale the question asks (`read_metric`), else None."""
     if req.mode == "metric" and req.asked is not None:
         return read_metric(req.asked, data, units)
     if req.mode == "yes_no":
-        return read_yes_no(data, units)
+        return read_yes_no(data, units), None
     said = sentences((data or {}).get("answer"), EXPLAIN_MAX_CHARS)
     pointers = pointers_in(data or {}, len(units))
-    return Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)
+    return (Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)), None
 
 
 def answer_text(req: Request | None, reading: Reading) -> str:
@@ -266,6 +269,4 @@ def answer_unit(req: Request | None, unit: str) -> str:
     if req is None or req.asked is None:
         return unit
     metric = req.asked.metric
-    if metric.amount and req.asked.unit is not None:
-        return req.asked.unit[1]
     return "percent" if metric.percent else unit if metric.amount else ""

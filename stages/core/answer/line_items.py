@@ -9,7 +9,8 @@ of its own ("2017: 25,309") takes the label of the row it continues. Column keys
 "2022 =") and percentages are no amounts.
 
 The scale of an amount is the magnitude written after it ("$1.7 billion") or else the unit its
-table states in its title ("(in millions, except per share data)"), else one.
+table states in its title ("(in millions, except per share data)"); None when neither is written
+(statements are rarely in single dollars, so an unwritten scale is an unknown one).
 """
 from __future__ import annotations
 
@@ -41,11 +42,7 @@ class Stated:
 
     label: str
     value: float
-    scale: float = 1.0
-
-    @property
-    def amount(self) -> float:
-        return self.value * self.scale
+    scale: float | None = None
 
 
 def _magnitude(word: str | None) -> float | None:
@@ -59,7 +56,7 @@ def stated_amounts(text: str) -> list[Stated]:
     out: list[Stated] = []
     t = unicodedata.normalize("NFKC", text).replace("−", "-")
     for line in t.split("\n"):
-        label, scale = "", 1.0
+        label, scale = "", None
         pos = 0
         for end in [*_FIELD_END.finditer(line), None]:
             field = line[pos:end.start() if end else len(line)]
@@ -88,13 +85,13 @@ def on_its_line(x: float, names: str, stated: Iterable[Stated]) -> Stated | None
 def amount_of(x: float, stated: Sequence[Stated]) -> float | None:
     """The amount (in units, scale applied) the reader's number x copies: a stated number with the
     same digits, else one it rescaled by a power of a thousand (a table's 59,268 in millions copied
-    as 59.268 billions); None when no stated number has its digits."""
+    as 59.268 billions); None when no stated number of a known scale has its digits."""
     if not math.isfinite(x) or x == 0:
         return None
     for factor in (1.0, 1e3, 1e-3, 1e6, 1e-6):
-        found = next((s for s in stated if close(abs(x) * factor, s.value)), None)
-        if found is not None:
-            return math.copysign(found.amount, x)
+        found = next((s for s in stated if s.scale is not None and close(abs(x) * factor, s.value)), None)
+        if found is not None and found.scale is not None:
+            return math.copysign(found.value * found.scale, x)
     return None
 
 

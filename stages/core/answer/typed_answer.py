@@ -174,8 +174,10 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             if tf:
                 probs = reader.answer_token_probs(reply.token_logprobs)
                 true_prob = reader.calibrated_true_prob(probs, setup.tf_prior) if probs else None
-            reading = analyst.read(req, data, units) if req is not None else reader.read_reply(
-                kind, unit, data, units, true_prob, question)
+            if req is not None:
+                reading, scaled_units[m] = analyst.read(req, data, units)
+            else:
+                reading = reader.read_reply(kind, unit, data, units, true_prob, question)
             if params.style == "analyst" and req is None and kind == "numeric":
                 reading, scaled_units[m] = analyst.in_asked_scale(question, data, reading, units)
             if not reading.is_blank:
