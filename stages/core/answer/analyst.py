@@ -4,7 +4,11 @@
   the reply states the reason first and the answer after it, so the answer follows the reason it
   gives, and the reason is kept in the answer.
 - A metric the question names (metrics.py) is computed by code from the line items the reader
-  copies, and the explanation names the formula with its operands.
+  copies, and the explanation names the formula with its operands. Each operand must be read from
+  the context line that names its item, and the value must be one a company can report; else the
+  wider context is read, then the question is refused.
+- An amount asked in a scale ("in USD millions") is given in that scale, from the scale the context
+  states for the number the reader copied.
 - An explanation is one or two whole sentences: a reply cut short by its length limit loses its
   unfinished sentence (or its unfinished word, when it has no whole sentence), never mid-word.
 - Every non-blank answer in words names the filing it comes from, and a question the context
@@ -17,17 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stages.core.answer.grounding import grounded_number, numbers_in
 from stages.core.answer.kinds import TRUE_FALSE, infer_type
-from stages.core.answer.metrics import Asked, asked_metric, compute_metric
+from stages.core.answer.line_items import Stated, amount_of, asked_scale, on_its_line, stated_amounts
+from stages.core.answer.metrics import Asked, asked_metric, compute_metric, field_name
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, pointers_in
 
 REASON_MAX_CHARS = 300  # a yes/no answer's reason: a sentence or two
 MAX_SENTENCES = 2
-# a metric's copied line items must be in the context: with fewer than this share of them stated there, the
-# reader made them up and the question is refused
-MIN_GROUNDED_OPERANDS = 0.5
 _SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s+|$)")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # words that cannot end a sentence: a reply cut after one loses it ("... higher volume and")
@@ -80,28 +81,63 @@ def metric_instruction(asked: Asked) -> str:
             f'{items}\nReply {{"units": [...], {reply}}}.')
 
 
-def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
-    """The metric computed from the copied line items, the formula as the expression; blank when a
-    line item is missing, or when fewer than MIN_GROUNDED_OPERANDS of them are stated in the context
-    (copied from nowhere: the context does not hold the statements)."""
+def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> tuple[Reading, str | None]:
+    """The metric computed from the copied line items, the formula as the expression. Blank (a failed
+    reading: the wider context is tried next, then the question is refused in words) when a line item is
+    missing, when an operand is not read from a line of the context that names it (`operand_lines`), or
+    when the value is one no company reports (metrics.Metric.plausible). An amount the question asks in
+    a scale ("in USD millions") is given in it when its operands' lines state their scale, with that
+    unit (else None: the unit `answer_unit` gives)."""
     if not data:
-        return Reading()
+        return Reading(), None
     pointers = pointers_in(data, len(units))
     copied = {k: float(v) for k, v in data.items()
               if k != "units" and isinstance(v, (int, float)) and not isinstance(v, bool)}
     done = compute_metric(asked, copied)
     if done is None:
-        return Reading(pointers=pointers)
-    stated = numbers_in("\n".join(u.text for u in units))
-    operands = list(copied.values())
-    found = sum(grounded_number(x, stated, "", strict=True) for x in operands)
-    if not operands or found / len(operands) < MIN_GROUNDED_OPERANDS:
-        return Reading(pointers=pointers, expression=done.explanation)
-    holding = tuple(k for k, u in enumerate(units, start=1)
-                    if any(grounded_number(x, numbers_in(u.text), "", strict=True) for x in operands if x))
-    value = f"{done.value:.{asked.decimals}f}"
-    return Reading(value, pointers or holding[:MAX_POINTERS], grounded=found == len(operands),
-                   expression=done.explanation)
+        return Reading(pointers=pointers), None
+    per_unit = [stated_amounts(u.text) for u in units]
+    lines = operand_lines(asked, copied, [s for found in per_unit for s in found])
+    if None in lines or not done.plausible:
+        return Reading(pointers=pointers, expression=done.explanation), None
+    holding = tuple(k for k, found in enumerate(per_unit, start=1) if any(s in found for s in lines))
+    value, unit = done.value, None
+    scale = next((s.scale for s in lines if s is not None and s.value), None)  # the first operand's line's
+    if asked.metric.amount and asked.unit is not None and scale is not None:
+        value, unit = value * scale / asked.unit[0], asked.unit[1]
+    return Reading(f"{value:.{asked.decimals}f}", pointers or holding[:MAX_POINTERS], grounded=True,
+                   expression=done.explanation), unit
+
+
+def operand_lines(asked: Asked, copied: dict[str, float], stated: Sequence[Stated]) -> list[Stated | None]:
+    """For every operand, the stated amount it copies on a line the operand's item names
+    (line_items.on_its_line), or None when it was read from no such line: the same digits elsewhere
+    (another row, a percentage) or nowhere (a placeholder) do not count. A zero stands for an item
+    statements may leave out (metrics.Item.absent_is_zero)."""
+    out: list[Stated | None] = []
+    for y in asked.years:
+        for item, back in asked.metric.operands:
+            x = copied[field_name(item, y - back)]
+            absent = Stated(item.label, 0.0) if x == 0 and item.absent_is_zero else None
+            out.append(on_its_line(x, item.names, stated) or absent)
+    return out
+
+
+def in_asked_scale(question: str, data: dict[str, Any] | None, reading: Reading,
+                   units: Sequence[ContextBlock]) -> tuple[Reading, str | None]:
+    """A copied amount in the scale the question asks ("in USD millions": 1,700 for "$1.7 billion",
+    59,268 for a table's 59,268 "in millions"), with that unit; the reading as it was (and None) when
+    the question asks no scale or no context number has the copied digits (its scale is unknown)."""
+    asked = asked_scale(question)
+    x = (data or {}).get("value")
+    if asked is None or reading.is_blank or isinstance(x, bool) or not isinstance(x, (int, float)):
+        return reading, None
+    pointed = [s for k in reading.pointers for s in stated_amounts(units[k - 1].text)]
+    amount = amount_of(float(x), pointed) or amount_of(float(x), [s for u in units for s in stated_amounts(u.text)])
+    if amount is None:
+        return reading, None
+    value = f"{round(amount / asked[0], 6):.12g}"
+    return Reading(value, reading.pointers, reading.grounded, reading.expression), asked[1]
 
 
 # ---- the analyst's requests and readings, by question kind
@@ -198,15 +234,16 @@ def request(kind: str, question: str, n_units: int, metric: Asked | None = None)
     return None
 
 
-def read(req: Request, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> Reading:
-    """The reply to an analyst request as a reading (blank when it is no answer)."""
+def read(req: Request, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> tuple[Reading, str | None]:
+    """The reply to an analyst request as a reading (blank when it is no answer), and the unit of an
+    amount given in the scale the question asks (`read_metric`), else None."""
     if req.mode == "metric" and req.asked is not None:
         return read_metric(req.asked, data, units)
     if req.mode == "yes_no":
-        return read_yes_no(data, units)
+        return read_yes_no(data, units), None
     said = sentences((data or {}).get("answer"), EXPLAIN_MAX_CHARS)
     pointers = pointers_in(data or {}, len(units))
-    return Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)
+    return (Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)), None
 
 
 def answer_text(req: Request | None, reading: Reading) -> str:

@@ -1,0 +1,104 @@
+"""Which line of the context states a number, and in what scale (answer.style analyst).
+
+A number copied from a financial statement is only read when it stands on the line that names
+it: "accounts payable 34,616" states the payables, while the same digits in a row of receivables,
+in a percentage ("grew 27%") or as a placeholder the reader typed ("1.0") do not. Here every
+amount of a context unit gets its *label*, the words of its field before it (a field is a table
+cell between "|" or ";" separators, a line, or a sentence of prose); a value cell with no words
+of its own ("2017: 25,309") takes the label of the row it continues. Column keys ("2017:",
+"2022 =") and percentages are no amounts.
+
+The scale of an amount is the magnitude written after it ("$1.7 billion") or else the unit its
+table states in its title ("(in millions, except per share data)"); None when neither is written
+(statements are rarely in single dollars, so an unwritten scale is an unknown one).
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from stages.core.answer.grounding import MAGNITUDE_WORDS
+from stages.core.common.values import close
+
+# a field ends at a table separator, a line end, or a sentence end (a capital after ". ")
+_FIELD_END = re.compile(r"\s*[|;]\s*|\n|(?<=[a-z)%][.!?])\s+(?=[A-Z(])")
+_AMOUNT = re.compile(r"(?<![\w.])\(?[-−]?\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\)?"
+                     r"(?:\s*(thousand|million|billion|trillion|bn)s?\b|([kKMB])\b)?(\s*(?:%|percent|:|=))?")
+_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "bn": 1e9}
+# a table's stated unit: "(in millions, except ...)", "(In thousands)", "$ in millions", "in billions of dollars"
+_TABLE_SCALE = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)
+_LETTERS = re.compile(r"[A-Za-z]{2,}")
+# the scale a question asks an amount in: "(in USD millions)", "in USD billion", "in millions of dollars"
+_ASKED_SCALE = re.compile(r"\b(?:(?:USD|US\$|\$|dollars)\s*(thousand|million|billion)s?|(thousand|million|billion)s?"
+                          r"\s+of\s+(?:USD|US\$|U\.S\. dollars|dollars)|in\s+(thousand|million|billion)s)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Stated:
+    """An amount a context states: the words that label it, its digits as written, and its scale."""
+
+    label: str
+    value: float
+    scale: float | None = None
+
+
+def _magnitude(word: str | None) -> float | None:
+    if not word:
+        return None
+    return MAGNITUDE_WORDS.get(word.lower()) or _SUFFIXES.get(word)
+
+
+def stated_amounts(text: str) -> list[Stated]:
+    """Every amount of a text with its label and scale (see the module's docstring)."""
+    out: list[Stated] = []
+    t = unicodedata.normalize("NFKC", text).replace("−", "-")
+    for line in t.split("\n"):
+        label, scale = "", None
+        pos = 0
+        for end in [*_FIELD_END.finditer(line), None]:
+            field = line[pos:end.start() if end else len(line)]
+            pos = end.end() if end else len(line)
+            if m := _TABLE_SCALE.search(field):
+                scale = MAGNITUDE_WORDS[m.group(1).lower().rstrip("s")]
+            for m in _AMOUNT.finditer(field):
+                if m.group(5):  # a percentage or a column key
+                    continue
+                before = field[:m.start()]
+                own = _magnitude(m.group(3) or m.group(4))
+                value = float(m.group(1).replace(",", "") + (m.group(2) or ""))
+                out.append(Stated(before if _LETTERS.search(before) else label, value, own or scale))
+            if _LETTERS.search(field):
+                label = field
+    return out
+
+
+def on_its_line(x: float, names: str, stated: Iterable[Stated]) -> Stated | None:
+    """The stated amount that x copies (its size, as written) on a line whose label matches ``names``
+    (a regex of the line item's names), or None: x is not read from that line item."""
+    pattern = re.compile(names, re.IGNORECASE)
+    return next((s for s in stated if close(abs(x), s.value) and pattern.search(s.label)), None)
+
+
+def amount_of(x: float, stated: Sequence[Stated]) -> float | None:
+    """The amount (in units, scale applied) the reader's number x copies: a stated number with the
+    same digits, else one it rescaled by a power of a thousand (a table's 59,268 in millions copied
+    as 59.268 billions); None when no stated number of a known scale has its digits."""
+    if not math.isfinite(x) or x == 0:
+        return None
+    for factor in (1.0, 1e3, 1e-3, 1e6, 1e-6):
+        found = next((s for s in stated if s.scale is not None and close(abs(x) * factor, s.value)), None)
+        if found is not None and found.scale is not None:
+            return math.copysign(found.value * found.scale, x)
+    return None
+
+
+def asked_scale(question: str) -> tuple[float, str] | None:
+    """The scale and unit a question asks an amount in ("in USD millions" -> (1e6, "million USD")), or None."""
+    m = _ASKED_SCALE.search(question)
+    if not m:
+        return None
+    word = next(g for g in m.groups() if g).lower()
+    return MAGNITUDE_WORDS[word], f"{word} USD"
