@@ -209,7 +209,7 @@ def filings_index(tmp_path):
 
 
 class FixedEmbedder:
-    """One fixed query vector (a unit test of retrieval's document focus, not of embedding)."""
+    """One fixed query vector (unit tests of retrieval: document focus, statement lead; not of embedding)."""
     name, dim = "toy", 8
 
     def embed(self, texts):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from test_doc_cards import retriever  # tests/ is on sys.path (conftest.py)
 
-from stages.core.index.store import Index, IndexParams, build_index
+from stages.core.index.store import IndexParams, build_index
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.search import Retriever
 from stages.core.retrieve.statements import StatementPages, asked_kinds, number_share, page_scores
-from stages.core.tree.navigate import TreeView
 
 CASH_FLOWS = ["Cash flows from operating activities",
               "Net income 5,363 4,869 5,058",
@@ -80,17 +80,7 @@ def test_the_statement_page_is_the_page_of_numbers_not_the_prose_that_names_its_
     assert pages.node_ids(["acme"], ["balance sheet"]) == set()
 
 
-class FixedEmbedder:
-    """One fixed query vector (a unit test of the statement lead, not of embedding)."""
-    name, dim = "toy", 8
-
-    def embed(self, texts):
-        return np.ones((len(texts), 8), dtype=np.float32) / np.sqrt(8)
-
-
 def statement_retriever(tmp_path) -> Retriever:
-    from stages.core.embed.embedder import EmbeddingCache
-
     nodes = statement_nodes()
     searchable = nodes.filter(pl.col("level").is_in(["paragraph", "sentence"]))
     rng = np.random.default_rng(3)
@@ -100,11 +90,7 @@ def statement_retriever(tmp_path) -> Retriever:
     meta = pl.DataFrame({"id": ["acme", "globex"], "title": ["Annual report"] * 2, "company": ["Acme", "Globex"],
                          "fiscal_year": ["2018", "2018"]})
     build_index(nodes, vectors, meta, tmp_path, IndexParams(ann_min_rows=10_000), "toy")
-    r = Retriever.__new__(Retriever)
-    r.index, r.tree, r.embedder = Index(tmp_path), TreeView(nodes), FixedEmbedder()
-    r.statements = StatementPages(nodes)
-    r.cache = EmbeddingCache(tmp_path / "e.sqlite")
-    return r
+    return retriever(tmp_path, nodes)
 
 
 def test_under_the_prior_the_named_filings_statement_rows_lead_the_context(tmp_path):
