@@ -16,6 +16,9 @@ from typing import Any
 import polars as pl
 
 S3 = "s3://"
+# the environment variables that locate and open S3 (read by s3_settings; a Ray worker gets the driver's)
+AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION",
+           "AWS_DEFAULT_REGION")
 TIMEOUT_S = 10.0  # connect and request timeout: an unreachable endpoint fails in seconds, not minutes
 
 

@@ -25,8 +25,6 @@ from typing import Any
 from stages.core.engine.params import RayParams
 
 log = logging.getLogger("treerag.engine")
-AWS_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_REGION",
-           "AWS_DEFAULT_REGION")
 
 
 def _loopback(address: str) -> bool:
@@ -62,10 +60,11 @@ class RayEngine:
         runtime_env: dict[str, Any] = {}
         env_vars = {k: v for k, v in os.environ.items() if k.startswith("TREERAG_") or k in env}
         if params.shared_store:
+            from stages.core.common import storage
             from stages.core.engine.shared_store import SharedStore
 
             self.store = SharedStore(params.shared_store)  # checked before Ray starts: a bad store fails fast
-            env_vars.update({k: os.environ[k] for k in AWS_ENV if k in os.environ})
+            env_vars.update({k: os.environ[k] for k in storage.AWS_ENV if k in os.environ})
             runtime_env["py_modules"] = [str(Path(root, "stages"))]  # the checkout's code, shipped by Ray
         else:
             env_vars["PYTHONPATH"] = root  # the workers import this checkout's stages package
