@@ -141,9 +141,9 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
     # per member: its reading, the units it read, the context level, the analyst request (None: the typed one)
-    readings: list[tuple[reader.Reading, list[ContextBlock], int, analyst.Request | None] | None]
+    # and the unit of an amount given in the scale the question asks (analyst; None: the usual unit)
+    readings: list[tuple[reader.Reading, list[ContextBlock], int, analyst.Request | None, str | None] | None]
     readings = [None] * len(members)
-    scaled_units: list[str | None] = [None] * len(members)  # analyst: the scale the question asks an amount in
     greedy = {} if greedy is None else greedy  # greedy requests (with their context level) -> their replies
     for level in range(params.max_retries + 1):
         for m, member in enumerate(members):
@@ -174,18 +174,19 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
             if tf:
                 probs = reader.answer_token_probs(reply.token_logprobs)
                 true_prob = reader.calibrated_true_prob(probs, setup.tf_prior) if probs else None
+            scaled = None
             if req is not None:
-                reading, scaled_units[m] = analyst.read(req, data, units)
+                reading, scaled = analyst.read(req, data, units)
             else:
                 reading = reader.read_reply(kind, unit, data, units, true_prob, question)
             if params.style == "analyst" and req is None and kind == "numeric":
-                reading, scaled_units[m] = analyst.in_asked_scale(question, data, reading, units)
+                reading, scaled = analyst.in_asked_scale(question, data, reading, units)
             if not reading.is_blank:
-                readings[m] = (reading, units, level, req)
-    for out, found, scaled in zip(outs, readings, scaled_units, strict=True):
+                readings[m] = (reading, units, level, req, scaled)
+    for out, found in zip(outs, readings, strict=True):
         if found is None:
             continue
-        reading, units, level, req = found
+        reading, units, level, req, scaled = found
         out.pointers, out.level = list(reading.pointers), level
         out.answer = Answer(question_id, answer=analyst.answer_text(req, reading), answer_value=reading.value,
                             answer_unit=scaled or analyst.answer_unit(req, unit) or BLANK, ref_id=reader.refs_for(reading, units),
