@@ -20,14 +20,14 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from stages.core.answer.grounding import MAGNITUDE_WORDS
+from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
 
 # a field ends at a table separator, a line end, or a sentence end (a capital after ". ")
 _FIELD_END = re.compile(r"\s*[|;]\s*|\n|(?<=[a-z)%][.!?])\s+(?=[A-Z(])")
 _AMOUNT = re.compile(r"(?<![\w.])\(?[-−]?\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\)?"
                      r"(?:\s*(thousand|million|billion|trillion|bn)s?\b|([kKMB])\b)?(\s*(?:%|percent|:|=))?")
-_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "bn": 1e9}
+_SUFFIXES = {**MAGNITUDE_SUFFIXES, "bn": 1e9}  # "$1.7 bn" too
 # a table's stated unit: "(in millions, except ...)", "(In thousands)", "$ in millions", "in billions of dollars"
 _TABLE_SCALE = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
