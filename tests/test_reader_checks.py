@@ -36,6 +36,7 @@ def test_every_amount_gets_the_words_of_its_line_and_its_scale():
 def test_an_operand_is_read_only_from_the_line_that_names_it():
     stated = stated_amounts(BALANCE.text)
     assert on_its_line(4120, CURRENT_ASSETS.names, stated) is not None
+    assert on_its_line(4.12, CURRENT_ASSETS.names, stated) is None  # three digits moved by 1,000 say too little
     assert on_its_line(310, CURRENT_ASSETS.names, stated) is None  # "other current assets" is another line
     assert on_its_line(4120, REVENUE.names, stated) is None  # the digits are stated, on no revenue line
     assert on_its_line(27, REVENUE.names, stated_amounts(PROSE.text)) is None  # a growth rate, not an amount
@@ -111,3 +112,21 @@ def test_an_amount_metric_is_given_in_the_scale_asked_from_its_lines_scale():
     a, _ = _metric("What is Acme's FY2021 net working capital? Answer in USD millions.", reply, [[unstated]])
     assert a.answer_value == "1000000.00" and a.answer_unit != "million USD"  # no scale written: as the lines say
     assert amount_of(1250000, stated_amounts(unstated.text)) is None
+
+
+def test_operands_moved_by_one_thousand_count_together_and_only_together():
+    """A reader that writes a table's thousands in millions copies every digit; the ratio stands. Digits that
+    say little (250,000 as 250) or operands moved by different factors do not count."""
+    table = ContextBlock("ACME_2021_10K", "BALANCE SHEETS (In thousands) | Total current assets | 2021: 1,001,425 "
+                                          "BALANCE SHEETS (In thousands) | Total current liabilities | 2021: 577,464")
+    moved = {"units": [1], "total_current_assets_FY2021": 1001.425, "total_current_liabilities_FY2021": 577.464}
+    a, _ = _metric(CURRENT_RATIO, moved, [[table]])
+    assert a.answer_value == "1.73"
+    a, _ = _metric(CURRENT_RATIO, {**moved, "total_current_liabilities_FY2021": 577464}, [[table]])
+    assert a.is_blank  # one in millions, one in thousands: a ratio off by a thousand
+    a, _ = _metric("What is Acme's FY2021 net working capital? Answer in USD millions.", moved, [[table]])
+    assert a.answer_value == "423.96" and a.answer_unit == "million USD"
+    assert on_its_line(1001.425, CURRENT_ASSETS.names, stated_amounts(table.text))[1] == 1e3
+    few = {"units": [1], "total_current_assets_FY2021": 1250.0, "total_current_liabilities_FY2021": 250.0}
+    a, _ = _metric(CURRENT_RATIO, few, [[THOUSANDS]])
+    assert a.is_blank

@@ -97,30 +97,42 @@ def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[Conte
     if done is None:
         return Reading(pointers=pointers), None
     per_unit = [stated_amounts(u.text) for u in units]
-    lines = operand_lines(asked, copied, [s for found in per_unit for s in found])
-    if None in lines or not done.plausible:
+    read = operand_lines(asked, copied, [s for found in per_unit for s in found])
+    if read is None or not done.plausible:
         return Reading(pointers=pointers, expression=done.explanation), None
+    lines, factor = read
     holding = tuple(k for k, found in enumerate(per_unit, start=1) if any(s in found for s in lines))
     value, unit = done.value, None
-    scale = next((s.scale for s in lines if s is not None and s.value), None)  # the first operand's line's
+    scale = next((s.scale for s in lines if s.value), None)  # the first operand's line's
     if asked.metric.amount and asked.unit is not None and scale is not None:
-        value, unit = value * scale / asked.unit[0], asked.unit[1]
+        value, unit = value * scale * factor / asked.unit[0], asked.unit[1]
     return Reading(f"{value:.{asked.decimals}f}", pointers or holding[:MAX_POINTERS], grounded=True,
                    expression=done.explanation), unit
 
 
-def operand_lines(asked: Asked, copied: dict[str, float], stated: Sequence[Stated]) -> list[Stated | None]:
+def operand_lines(asked: Asked, copied: dict[str, float],
+                  stated: Sequence[Stated]) -> tuple[list[Stated], float] | None:
     """For every operand, the stated amount it copies on a line the operand's item names
-    (line_items.on_its_line), or None when it was read from no such line: the same digits elsewhere
-    (another row, a percentage) or nowhere (a placeholder) do not count. A zero stands for an item
-    statements may leave out (metrics.Item.absent_is_zero)."""
-    out: list[Stated | None] = []
+    (line_items.on_its_line), and the one factor all of them were rescaled by; None when one was read
+    from no such line (the same digits elsewhere, in another row or a percentage, or nowhere: a
+    placeholder) or when they were rescaled differently (a ratio of a number moved to millions and one
+    left in thousands). A zero stands for an item statements may leave out (metrics.Item.absent_is_zero)."""
+    out: list[Stated] = []
+    factors = set()
     for y in asked.years:
         for item, back in asked.metric.operands:
             x = copied[field_name(item, y - back)]
-            absent = Stated(item.label, 0.0) if x == 0 and item.absent_is_zero else None
-            out.append(on_its_line(x, item.names, stated) or absent)
-    return out
+            found = on_its_line(x, item.names, stated)
+            if found is None and x == 0 and item.absent_is_zero:
+                out.append(Stated(item.label, 0.0))
+                continue
+            if found is None:
+                return None
+            out.append(found[0])
+            factors.add(found[1])
+    if len(factors) > 1:
+        return None
+    return out, factors.pop() if factors else 1.0
 
 
 def in_asked_scale(question: str, data: dict[str, Any] | None, reading: Reading,

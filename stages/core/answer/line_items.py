@@ -75,11 +75,29 @@ def stated_amounts(text: str) -> list[Stated]:
     return out
 
 
-def on_its_line(x: float, names: str, stated: Iterable[Stated]) -> Stated | None:
-    """The stated amount that x copies (its size, as written) on a line whose label matches ``names``
-    (a regex of the line item's names), or None: x is not read from that line item."""
+def on_its_line(x: float, names: str, stated: Iterable[Stated]) -> tuple[Stated, float] | None:
+    """The stated amount that x copies on a line whose label matches ``names`` (a regex of the line
+    item's names), with the factor x was rescaled by (stated value = |x| * factor), or None: x is not
+    read from that line item. x copies the digits as written (factor 1) or moves them by a thousand,
+    as a reader does who writes a table's "1,001,425" (in thousands) as 1,001.425 (millions); a
+    moved number counts only when its digits say enough to be that line's (RESCALED_MIN_DIGITS)."""
     pattern = re.compile(names, re.IGNORECASE)
-    return next((s for s in stated if close(abs(x), s.value) and pattern.search(s.label)), None)
+    lines = [s for s in stated if pattern.search(s.label)]
+    for factor in (1.0, 1e3, 1e-3):
+        found = next((s for s in lines if close(abs(x) * factor, s.value)
+                      and (factor == 1.0 or significant_digits(s.value) >= RESCALED_MIN_DIGITS)), None)
+        if found is not None:
+            return found, factor
+    return None
+
+
+# a number moved by a thousand matches a stated one by its digits alone: "1.1" for "1,100" says too little
+RESCALED_MIN_DIGITS = 4
+
+
+def significant_digits(v: float) -> int:
+    """How many significant digits a stated number writes (1,001,425: 7; 1,100: 2)."""
+    return len(f"{abs(v):.6f}".replace(".", "").strip("0"))
 
 
 def amount_of(x: float, stated: Sequence[Stated]) -> float | None:
