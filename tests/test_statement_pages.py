@@ -10,7 +10,8 @@ from test_doc_cards import retriever  # tests/ is on sys.path (conftest.py)
 from stages.core.index.store import IndexParams, build_index
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.search import Retriever
-from stages.core.retrieve.statements import StatementPages, asked_kinds, number_share, page_scores
+from stages.core.retrieve.statements import (StatementPages, asked_kinds, number_share, page_scores,
+                                             statement_words_apart)
 
 CASH_FLOWS = ["Cash flows from operating activities",
               "Net income 5,363 4,869 5,058",
@@ -110,3 +111,19 @@ def test_keyword_search_restricted_to_some_nodes(tmp_path):
     hits = r.index.keyword("net cash investing activities", 5, doc_weights={"acme": 2.0}, only=only)
     assert hits and all(ids[0] in only for ids, _ in hits)
     assert r.index.keyword("net cash", 5, only=set()) == []
+
+
+
+def test_the_statements_name_ranks_no_row_of_its_page(tmp_path):
+    """Every row of a statement's page is labelled with its title, so the rows are ranked by the question's
+    other words: the line item it asks for, not the headers that repeat the statement's name."""
+    assert statement_words_apart("What was FY2018 capex? Use the consolidated statements of cash flows.") == \
+        "What was FY2018 capex? Use the ."
+    assert statement_words_apart("Per the balance sheet and the income statement, and the statement of "
+                                 "financial position") == "Per the and the , and the"
+    assert statement_words_apart("Did cash flow from operations grow?") == "Did cash flow from operations grow?"
+    r = statement_retriever(tmp_path)
+    text = dict(zip(*statement_nodes().select("node_id", "text")))
+    lead = r.statement_lead("What was Acme's FY2018 net income? Use the statement of cash flows.",
+                            "What was FY2018 net income? Use the statement of cash flows.", {"acme": 2.0}, 0.2)
+    assert text[lead[0][0][0]].startswith("Net income")

@@ -12,7 +12,7 @@ from stages.core.embed.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index.store import Index
 from stages.core.retrieve.params import RETRY_K_FACTOR, Depth, RetrieveParams
 from stages.core.retrieve.ranking import RetrievedUnit, build_context, extend_context
-from stages.core.retrieve.statements import StatementPages, asked_kinds
+from stages.core.retrieve.statements import StatementPages, asked_kinds, statement_words_apart
 from stages.core.tree.navigate import TreeView
 
 # retrieve.named_docs prior: a named document's units score x(1 + this x its naming confidence), so a
@@ -80,12 +80,20 @@ class Retriever:
     def statement_lead(self, question: str, kw_query: str, weights: dict[str, float],
                        factor: float = 1.0) -> list[tuple[list[str], float]]:
         """The keyword hits on the pages of the statements the question asks about (statements.py) in the
-        documents it names, best first: they lead the keyword list (none when it asks about none)."""
+        documents it names, best first: they lead the keyword list (none when it asks about none). Rows are
+        ranked without the statements' names (statement_words_apart); when the other words match fewer
+        rows than the lead holds, the rows the names match fill it, so the statement's page still leads."""
         kinds = asked_kinds(question)
         only = self.statements.node_ids(weights, kinds) if kinds else set()
         if not only:
             return []
-        return self.index.keyword(kw_query, math.ceil(STATEMENT_UNITS * factor), doc_weights=weights, only=only)
+        k = math.ceil(STATEMENT_UNITS * factor)
+        lead = self.index.keyword(statement_words_apart(kw_query), k, doc_weights=weights, only=only)
+        if len(lead) < k:
+            have = {tuple(ids) for ids, _ in lead}
+            lead += [h for h in self.index.keyword(kw_query, k, doc_weights=weights, only=only)
+                     if tuple(h[0]) not in have][:k - len(lead)]
+        return lead
 
     def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,
                  factor: float = 1.0) -> list[RetrievedUnit]:

@@ -68,13 +68,28 @@ TITLE = {
     "income statement": re.compile(r"statements?of(?:consolidated)?(?:operations|income|earnings)(?!and"
                                    r"comprehensive)|incomestatements?", re.I),
 }
+# a statement's name as a question writes it; every row of that statement's page is labelled with its
+# title, so within the page the name ranks no row above another (statement_words_apart)
+STATEMENT_NAMES = re.compile(
+    r"\b(?:consolidated\s+)?(?:statements?\s+of\s+(?:consolidated\s+)?(?:cash\s+flows?|income|operations|earnings|"
+    r"financial\s+(?:position|condition))|cash\s+flows?\s+statements?|balance\s+sheets?|income\s+statements?)\b",
+    re.I)
 _SQUEEZE = re.compile(r"\s+")
+_SPACES = re.compile(r"\s{2,}")
 _NUMBER = re.compile(r"^\(?[-–]?\$?\d[\d,.]*\)?%?$")
 
 
 def asked_kinds(question: str) -> list[str]:
     """The statements a question asks about, by kind (ASKED), in ASKED's order."""
     return [kind for kind, rx in ASKED.items() if rx.search(question)]
+
+
+def statement_words_apart(question: str) -> str:
+    """The question without the statements' names, to rank the rows of those statements' pages: each row
+    carries the statement's title, so the name matches them all alike and only lifts the shortest rows and
+    the headers that repeat it ("Cash flows from operating activities"); the line items the question
+    names then decide."""
+    return _SPACES.sub(" ", STATEMENT_NAMES.sub(" ", question)).strip()
 
 
 def page_scores(texts: Iterable[str]) -> dict[str, int]:
