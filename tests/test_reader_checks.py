@@ -9,7 +9,8 @@ import pytest
 
 from stages.core.answer import analyst
 from stages.core.answer.line_items import amount_of, asked_scale, on_its_line, stated_amounts
-from stages.core.answer.metrics import CURRENT_ASSETS, REVENUE, asked_metric
+from stages.core.answer.metrics import asked_metric
+from stages.core.plan.metrics import CURRENT_ASSETS, REVENUE
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_answer import TypedMember, TypedQuestion, answer_question_typed

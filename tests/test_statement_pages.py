@@ -8,6 +8,7 @@ import polars as pl
 from test_doc_cards import retriever  # tests/ is on sys.path (conftest.py)
 
 from stages.core.index.store import IndexParams, build_index
+from stages.core.plan.metrics import line_item_words
 from stages.core.retrieve.params import RetrieveParams
 from stages.core.retrieve.search import Retriever
 from stages.core.retrieve.statements import (StatementPages, asked_kinds, number_share, page_scores,
@@ -127,3 +128,15 @@ def test_the_statements_name_ranks_no_row_of_its_page(tmp_path):
     lead = r.statement_lead("What was Acme's FY2018 net income? Use the statement of cash flows.",
                             "What was FY2018 net income? Use the statement of cash flows.", {"acme": 2.0}, 0.2)
     assert text[lead[0][0][0]].startswith("Net income")
+
+
+def test_a_metric_leads_with_the_rows_of_its_line_items(tmp_path):
+    """A metric's name is no row of a statement: its operands' line items rank the rows."""
+    assert line_item_words("What is the FY2018 free cash flow?") == \
+        "net cash provided by operating activities purchases of property, plant and equipment"
+    assert line_item_words("Who is the CEO?") == ""
+    r = statement_retriever(tmp_path)
+    text = dict(zip(*statement_nodes().select("node_id", "text")))
+    lead = r.statement_lead("What was Acme's FY2018 free cash flow? Use the cash flow statement.",
+                            "What was FY2018 free cash flow? Use the cash flow statement.", {"acme": 2.0}, 0.4)
+    assert any(text[ids[0]].startswith("Purchases of property, plant and equipment") for ids, _ in lead)

@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from stages.core.embed.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index.store import Index
+from stages.core.plan.metrics import line_item_words
 from stages.core.retrieve.params import RETRY_K_FACTOR, Depth, RetrieveParams
 from stages.core.retrieve.ranking import RetrievedUnit, build_context, extend_context
 from stages.core.retrieve.statements import StatementPages, asked_kinds, statement_words_apart
@@ -81,14 +82,17 @@ class Retriever:
                        factor: float = 1.0) -> list[tuple[list[str], float]]:
         """The keyword hits on the pages of the statements the question asks about (statements.py) in the
         documents it names, best first: they lead the keyword list (none when it asks about none). Rows are
-        ranked without the statements' names (statement_words_apart); when the other words match fewer
-        rows than the lead holds, the rows the names match fill it, so the statement's page still leads."""
+        ranked without the statements' names (statement_words_apart) and with the names of the line items
+        of the metric it asks for (plan.metrics.line_item_words: a "quick ratio" is no row, its operands
+        are); when those words match fewer rows than the lead holds, the rows the statements' names match
+        fill it, so the statement's page still leads."""
         kinds = asked_kinds(question)
         only = self.statements.node_ids(weights, kinds) if kinds else set()
         if not only:
             return []
         k = math.ceil(STATEMENT_UNITS * factor)
-        lead = self.index.keyword(statement_words_apart(kw_query), k, doc_weights=weights, only=only)
+        rows = f"{statement_words_apart(kw_query)} {line_item_words(question)}"
+        lead = self.index.keyword(rows, k, doc_weights=weights, only=only)
         if len(lead) < k:
             have = {tuple(ids) for ids, _ in lead}
             lead += [h for h in self.index.keyword(kw_query, k, doc_weights=weights, only=only)
