@@ -42,7 +42,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.corpus2 import parse_overrides, run_stage
-from bench.lib.financebench import judge_answers, read_labels, recall, subset_docs
+from bench.lib.financebench import judge_answers, line_item_recall, read_labels, recall, subset_docs
 
 DATA = ROOT.parent / "shared" / "financebench"
 PARAMS = ROOT / "bench" / "financebench.yaml"
@@ -157,6 +157,7 @@ def main() -> None:
                                             ["n_tokens"].mean() or 0, 1)},
         "recall_1x": {"all": r1["all"], "per_type": r1["per_type"]},
         "recall_2x": {"all": r2["all"], "per_type": r2["per_type"]},
+        "line_items": {"1x": line_item_recall(labels, first), "2x": line_item_recall(labels, wide)},
         "stages": costs, "total_wall_s": total,
         # only a --fresh run extracts here (otherwise DVC may skip the stage and its cost is DVC's own)
         "extract_cpu_s_per_page": round(costs["extract"]["cpu_s"] / pages, 4) if args.fresh and pages else None,

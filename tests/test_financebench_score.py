@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from bench.lib.financebench import judge_answers, parse_number, recall, subset_docs, value_matches
+from bench.lib.financebench import (judge_answers, line_item_names, line_item_recall, parse_number, recall,
+                                   subset_docs, value_matches)
 
 
 def test_numbers_are_read_with_their_rounding_and_percent():
@@ -61,3 +62,19 @@ def test_the_subset_is_fixed_and_independent_of_order():
     ids = [f"DOC_{i}" for i in range(30)]
     assert subset_docs(ids, 5) == subset_docs(list(reversed(ids)), 5)
     assert len(subset_docs(ids, 5)) == 5 and subset_docs(ids, 0) == sorted(ids)
+
+
+def test_the_line_items_a_justification_names_are_looked_for_in_the_context():
+    one = "The line item name, as seen in the 10K, was: Purchases of property, plant and equipment (PP&E)."
+    two = ("Metric 1: Cash from operations. This metric was located in the 10K as a single line item named: Net cash "
+           "provided by operating activities.  Metric 2: Total current liabilities. This metric was located in the "
+           "10K as a single line item named: Total\u00c2\u00a0current liabilities. ")
+    assert line_item_names(one) == ["Purchases of property, plant and equipment"]
+    assert line_item_names(two) == ["Net cash provided by operating activities", "Total\u00c2\u00a0current liabilities"]
+    labels = [{"id": "q1", "question_type": "metrics-generated", "justification": one},
+              {"id": "q2", "question_type": "metrics-generated", "justification": two},
+              {"id": "q3", "question_type": "novel-generated", "justification": one}]
+    units = pl.DataFrame({"question_id": ["q1", "q2", "q2"],
+                          "text": ["Cash Flows | Purchases of property, plant and equipment | (1,577)",
+                                   "Net cash provided by operating | activities 6,439", "Total liabilities 9"]})
+    assert line_item_recall(labels, units) == {"n": 3, "found": round(2 / 3, 4)}

@@ -108,6 +108,29 @@ def recall(labels: list[dict[str, Any]], units: pl.DataFrame, nodes: pl.DataFram
     return out
 
 
+_LINE_ITEM = re.compile(r"line item named: (.+?)\.(?:\s|$)|as seen in the 10K, was: (.+?)\.(?:\s|$)")
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.lower().replace("\u00e2", ""))  # "Â" of a mis-encoded no-break space
+
+
+def line_item_names(justification: str) -> list[str]:
+    """The statement lines a justification says its answer was read from, without their asides."""
+    return [re.sub(r"\s*\(.*", "", a or b).strip() for a, b in _LINE_ITEM.findall(justification or "")]
+
+
+def line_item_recall(labels: list[dict[str, Any]], units: pl.DataFrame) -> dict[str, float | int]:
+    """Of the (question, line item) pairs the metrics-generated justifications name, the share whose
+    name the question's context text holds (module docstring)."""
+    text = {qid: _letters(" ".join(t for t in g["text"].to_list() if t))
+            for (qid,), g in units.group_by("question_id")}
+    pairs = [(q["id"], n) for q in labels if q.get("question_type") == "metrics-generated"
+             for n in line_item_names(q.get("justification", "")) if _letters(n)]
+    found = sum(_letters(n) in text.get(qid, "") for qid, n in pairs)
+    return {"n": len(pairs), "found": round(found / len(pairs), 4) if pairs else 0.0}
+
+
 def _rates(rows: Any) -> dict[str, float | int]:
     rows = list(rows)
     n = len(rows)
