@@ -116,7 +116,7 @@ def operand_lines(asked: Asked, copied: dict[str, float],
     (line_items.on_its_line), and the one factor all of them were rescaled by; None when one was read
     from no such line (the same digits elsewhere, in another row or a percentage, or nowhere: a
     placeholder) or when they were rescaled differently (a ratio of a number moved to millions and one
-    left in thousands). A zero stands for an item statements may leave out (metrics.Item.absent_is_zero)."""
+    left in thousands). A zero stands for an item statements may leave out (plan.metrics.Item.absent_is_zero)."""
     out: list[Stated] = []
     factors = set()
     for y in asked.years:
