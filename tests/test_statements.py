@@ -67,3 +67,20 @@ def test_rows_on_the_next_page_stay_prose_and_titles_in_prose_are_no_caption():
     # a title with fewer than two rows under it is left as it was
     lone = page("Consolidated Balance Sheets", PROSE)
     assert find_tables(lone) == lone
+
+
+def test_period_labels_one_column_left_of_their_values_move_onto_them():
+    """A statement that sets its currency sign in a column of its own is read with the years over the sign's
+    column; each value keeps its own year. A column a few rows fill (a note reference) is no value column."""
+    table = ("CONSOLIDATED BALANCE SHEETS (In thousands) December 31,\n|  | 2016 | 2015 |  |\n|---|---|---|---|\n"
+             "| Current assets: |  |  |  |\n| Cash and cash equivalents |  | 452,030 | 461,329 |\n"
+             "| Total current assets |  | 1,001,425 | 705,563 |\n| Goodwill |  | 57,173 | 56,699 |\n"
+             "| Total assets |  | 1,211,362 | 894,772 |\n| Debt (Note | 11) | — | — |\n"
+             "| Total current liabilities |  | 577,464 | 334,202 |\n")
+    rows = table_row_sentences(table)
+    assert rows[6].endswith("| Total current liabilities | 2016: 577,464 | 2015: 334,202")
+    assert rows[5].endswith("| Debt (Note | 11) | 2016: — | 2015: —")
+    aligned = "|  | 2016 | 2015 |\n|---|---|---|\n| Cash |  452,030 | 461,329 |\n| Other | 9 |  |\n"
+    assert table_row_sentences(aligned) == ["Cash | 2016: 452,030 | 2015: 461,329", "Other | 2016: 9"]
+    extra = "|  | 2016 |  |  |\n|---|---|---|---|\n| Cash |  | 452,030 | 461,329 |\n"
+    assert table_row_sentences(extra) == ["Cash | 452,030 | 461,329"]  # one label, two value columns: as written

@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 
 CAPTION_CHARS_IN_ROW = 160  # the caption a row sentence repeats is cut here (the table node keeps all of it)
+# a column that fewer than this share of the rows fill holds no values of its own (a currency sign's
+# column, a stray note reference)
+FILLED_SHARE = 0.2
 
 
 def markdown_cells(line: str) -> list[str]:
@@ -43,7 +46,31 @@ def table_parts(markdown: str, cut_caption: bool = True) -> tuple[str, list[str]
     if cut_caption and len(caption) > CAPTION_CHARS_IN_ROW:
         cut = caption.rfind(" ", 0, CAPTION_CHARS_IN_ROW)
         caption = caption[: cut if cut > 0 else CAPTION_CHARS_IN_ROW] + " …"
-    return caption, rows[0], [r for r in rows[1:] if any(r)]
+    body = [r for r in rows[1:] if any(r)]
+    return caption, aligned_header(rows[0], body), body
+
+
+def aligned_header(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The header with its labels over the columns the rows fill. A statement that sets its currency
+    sign in a column of its own is read with its period labels one column left of their values
+    ('| | 2016 | 2015 | |' over '| Cash | | 452,030 | 461,329 |'), which would give each value the
+    wrong year. When a label stands over a column the rows leave (nearly) empty and the labelled and the
+    filled columns (the first, the row labels', apart) are as many, the labels move onto the filled
+    columns in their order; otherwise the header is as written."""
+    filled_rows = [r for r in rows if any(r[1:])]
+    if not filled_rows:
+        return header
+    width = max(len(header), *(len(r) for r in filled_rows))
+    share = [sum(i < len(r) and bool(r[i]) for r in filled_rows) / len(filled_rows) for i in range(width)]
+    filled = [i for i in range(1, width) if share[i] >= FILLED_SHARE]
+    labelled = [i for i in range(1, len(header)) if header[i]]
+    if (not labelled or len(labelled) != len(filled) or labelled == filled
+            or all(share[i] >= FILLED_SHARE for i in labelled)):
+        return header
+    out = [header[0]] + [""] * (width - 1)
+    for src, dst in zip(labelled, filled, strict=True):
+        out[dst] = header[src]
+    return out
 
 
 def table_row_sentences(markdown: str) -> list[str]:
