@@ -70,6 +70,10 @@ def test_yes_no_questions_and_the_kinds_an_analyst_reads():
     assert analyst.analyst_kind(FIXED_ASSETS, "text") == "numeric"
     assert analyst.analyst_kind("As of FY2023Q1, why did Pepsico raise full year guidance?", "text") == "explain"
     assert analyst.analyst_kind("True or False: the margin grew.", "true_false") == "true_false"
+    # a question that says how to write its number asks for one, even with no metric named
+    assert analyst.analyst_kind("What share of sales came from Asia? Answer in units of percents.", "text") == "numeric"
+    assert analyst.analyst_kind("What is the FY2019 backlog (in USD millions)?", "text") == "numeric"
+    assert analyst.analyst_kind("What drove the change in backlog?", "text") == "text"
     assert analyst.request("true_false", "True or False: the margin grew.", 3) is None  # WattBot's wording
     for kind, question in (("true_false", WORKING_CAPITAL), ("numeric", FIXED_ASSETS), ("numeric", "What was revenue?"),
                            ("explain", "Why did margins fall?"), ("true_false", "True or False: the margin grew.")):
@@ -171,3 +175,20 @@ def test_a_yes_no_question_on_a_metric_gets_the_metric_computed_first():
     assert f"[3] AWK_2022_10K: {analyst.FACT_PREFIX}working capital" in llm.prompts[1]
     assert "FY2022 -1561.00" in llm.prompts[1] and "FY2022 -1561.00" in a.explanation
     assert a.answer_value == "No"
+
+
+def test_ebitda_margin_a_cost_share_of_revenue_and_a_profits_change_are_computed():
+    ebitda = asked_metric("What is the FY2015 EBITDA % margin for Acme? Use operating income and D&A.")
+    assert ebitda is not None and ebitda.metric.name == "EBITDA margin"
+    done = compute_metric(ebitda, {"operating_income_FY2015": 306, "depreciation_and_amortization_FY2015": 62,
+                                   "revenue_FY2015": 6780})
+    assert done is not None and done.value == pytest.approx(5.43)
+    cogs = asked_metric("What is the FY2018 cost of goods sold as a % of revenue? Round to one decimal place.")
+    assert cogs is not None and cogs.metric.name == "cost of goods sold as a share of revenue"
+    change = asked_metric("What is the year-over-year change in operating income from FY2015 to FY2016 (in percents)?")
+    assert change is not None and change.years == (2016,)
+    done = compute_metric(change, {"operating_income_FY2016": 1494, "operating_income_FY2015": 903})
+    assert done is not None and done.value == pytest.approx(65.45)
+    loss = compute_metric(change, {"operating_income_FY2016": 50, "operating_income_FY2015": -100})
+    assert loss is not None and loss.value == pytest.approx(150.0)  # from a loss: the change over its size
+    assert asked_metric("What is the FY2018 operating margin?").metric.name == "operating margin"

@@ -186,6 +186,9 @@ def _schema(n_units: int, answer: dict[str, Any]) -> dict[str, Any]:
 
 _AUX = re.compile(r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|may|might|must)\s+\S",
                   re.IGNORECASE)
+# a question that says how to round or scale its answer asks for a number, whatever its other words
+_NUMBER_FORMAT = re.compile(r"\bround(?:ed)? (?:your answer |the answer |it )?to \w+ decimal|\bin units of percents?\b|"
+                            r"\bin (?:USD|US\$|\$) ?(?:thousands|millions|billions)\b", re.IGNORECASE)
 _ALTERNATIVE = re.compile(r"\bor\b(?!\s+not\b)", re.IGNORECASE)
 
 
@@ -200,10 +203,11 @@ def yes_no_question(question: str) -> bool:
 
 def analyst_kind(question: str, kind: str) -> str:
     """The kind an analyst reads a question as: yes/no by its first sentence (`yes_no_question`), a
-    number when it names a metric (metrics.py) and asks for no explanation, else the kind inferred."""
+    number when it names a metric (plan.metrics) or says how to write a number (_NUMBER_FORMAT), else the
+    kind inferred."""
     if kind in ("numeric", "text", "true_false") and not TRUE_FALSE.match(question) and yes_no_question(question):
         return "true_false"
-    if kind in ("numeric", "text") and asked_metric(question) is not None:
+    if kind in ("numeric", "text") and (asked_metric(question) is not None or _NUMBER_FORMAT.search(question)):
         return "numeric"
     lead = _lead(question)
     if kind == "text" and lead != question and infer_type(lead).kind == "explain":  # "As of Q1, why did ...?"

@@ -99,6 +99,20 @@ def _margin(name: str, pattern: str, item: Item) -> Metric:
                   lambda v: v[0] / v[1] * 100, percent=True, plausible=SHARE_OF_REVENUE)
 
 
+# A change in a profit: it may turn from a loss, so beyond +-1000% is a misread year or scale.
+PROFIT_CHANGE = (-1000.0, 1000.0)
+
+
+def _change(name: str, item: Item) -> Metric:
+    """The year-over-year change in a line item, in percent ("the change in operating income from FY2015
+    to FY2016")."""
+    words = name.replace(" ", r"\s+")
+    return Metric(f"{name} growth", rf"\b(?:change|growth|increase|decrease) in (?:\w+ )?{words}\b|\b{words}\b.{{0,20}}"
+                  r"\b(?:growth|change)\b", ((item, 0), (item, 1)),
+                  f"({item.key} - {item.key} of the year before) / |{item.key} of the year before| * 100",
+                  lambda v: (v[0] - v[1]) / abs(v[1]) * 100, percent=True, plausible=PROFIT_CHANGE)
+
+
 # most specific wording first: "fixed asset turnover" before "asset turnover", "net working capital" (an
 # amount) before "working capital ratio"
 METRICS: tuple[Metric, ...] = (
@@ -134,10 +148,19 @@ METRICS: tuple[Metric, ...] = (
            r"\b(?:capex|capital expenditures?)\b.{0,20}(?:%|percent|share|ratio) of (?:total )?(?:revenue|sales)\b",
            ((CAPEX, 0), (REVENUE, 0)), "capital_expenditure / revenue * 100", lambda v: v[0] / v[1] * 100,
            percent=True, plausible=(0.0, SHARE_OF_REVENUE[1])),
+    Metric("EBITDA margin", r"\bEBITDA\b.{0,20}\bmargin\b",
+           ((OPERATING_INCOME, 0), (DA, 0), (REVENUE, 0)),
+           "(operating_income + depreciation_and_amortization) / revenue * 100",
+           lambda v: (v[0] + v[1]) / v[2] * 100, percent=True, plausible=SHARE_OF_REVENUE),
+    _margin("cost of goods sold as a share of revenue",
+            r"\b(?:COGS|costs? of (?:goods sold|sales|revenues?))\b.{0,20}(?:%|percent|share|ratio) of (?:total )?"
+            r"(?:revenue|sales)\b", COGS),
     _margin("gross margin", r"\bgross (?:profit )?(?:%\s*)?margin\b", GROSS_PROFIT),
     _margin("operating margin", r"\boperating (?:income |profit )?(?:%\s*)?margin\b", OPERATING_INCOME),
     _margin("net profit margin", r"\bnet (?:profit |income )?(?:%\s*)?margin\b|\bprofit margin\b", NET_INCOME),
     _margin("D&A margin", r"\b(?:D&A|depreciation and amortization)\b.{0,40}\bmargin\b", DA),
+    _change("operating income", OPERATING_INCOME),
+    _change("net income", NET_INCOME),
     Metric("revenue growth", r"\b(?:revenue|sales)\b.{0,30}\b(?:growth|change|CAGR)\b|\b(?:growth|change) in "
            r"(?:total |net )?(?:revenue|sales)\b", ((REVENUE, 0), (REVENUE, 1)),
            "(revenue - revenue of the year before) / revenue of the year before * 100",
