@@ -10,7 +10,7 @@ import pytest
 from stages.core.answer import analyst
 from stages.core.answer.line_items import amount_of, asked_scale, on_its_line, stated_amounts
 from stages.core.answer.metrics import asked_metric
-from stages.core.plan.metrics import CURRENT_ASSETS, REVENUE
+from stages.core.plan.metrics import CURRENT_ASSETS, PPE, REVENUE
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_answer import TypedMember, TypedQuestion, answer_question_typed
@@ -32,6 +32,12 @@ def test_every_amount_gets_the_words_of_its_line_and_its_scale():
     prose = stated_amounts(PROSE.text)
     assert [(s.value, s.scale) for s in prose if s.value in (1.7, 27, 46)] == [(1.7, 1e9)]  # percentages are none
     assert stated_amounts("Revenue: 2021 = 1,200; 2020 = 1,100")[0].label.startswith("Revenue")
+    running = stated_amounts("Other assets 658 482 Property and equipment, net 253 282 Goodwill 9,764 9,762 "
+                             "Total assets 19,845 17,890")
+    assert [(s.label.strip(), s.value) for s in running][2:] == [
+        ("Property and equipment, net", 253), ("Property and equipment, net", 282), ("Goodwill", 9764),
+        ("Goodwill", 9762), ("Total assets", 19845), ("Total assets", 17890)]  # each line its own words
+    assert on_its_line(19.845, PPE.names, running) is None  # total assets is no PP&E line
 
 
 def test_an_operand_is_read_only_from_the_line_that_names_it():

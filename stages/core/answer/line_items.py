@@ -63,13 +63,20 @@ def stated_amounts(text: str) -> list[Stated]:
             pos = end.end() if end else len(line)
             if m := _TABLE_SCALE.search(field):
                 scale = MAGNITUDE_WORDS[m.group(1).lower().rstrip("s")]
+            prev, last = 0, label
             for m in _AMOUNT.finditer(field):
                 if m.group(5):  # a percentage or a column key
                     continue
-                before = field[:m.start()]
+                # the words since the field's previous amount label this one: a statement set as running
+                # text ("Property and equipment, net 253 282 Goodwill 9,764 9,762 Total assets 19,845")
+                # gives each line its own words, and a line's second column the first one's
+                before = field[prev:m.start()]
+                if _LETTERS.search(before):
+                    last = before
+                prev = m.end()
                 own = _magnitude(m.group(3) or m.group(4))
                 value = float(m.group(1).replace(",", "") + (m.group(2) or ""))
-                out.append(Stated(before if _LETTERS.search(before) else label, value, own or scale))
+                out.append(Stated(last, value, own or scale))
             if _LETTERS.search(field):
                 label = field
     return out
