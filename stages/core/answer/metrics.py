@@ -2,7 +2,8 @@
 
 A 1.5B reader asked for "the quick ratio" or "the year-over-year change in revenue" copies one
 number from a statement, or divides the wrong pair. Here code recognises the metric a question
-names (plan.metrics: the metrics and the line items they are computed from), asks the reader for each line item the formula needs, by name and fiscal year ("revenue_FY2019",
+names (plan.metrics: the metrics and the line items they are computed from), asks the reader for
+each line item the formula needs, by name and fiscal year ("revenue_FY2019",
 "total_current_liabilities_FY2019"), then computes and rounds the value, and the explanation
 names the formula with the operands filled in. Line items a statement prints in parentheses
 (capital expenditure as an outflow) count by their size where the metric needs a size.

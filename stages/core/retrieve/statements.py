@@ -75,7 +75,6 @@ STATEMENT_NAMES = re.compile(
     r"financial\s+(?:position|condition))|cash\s+flows?\s+statements?|balance\s+sheets?|income\s+statements?)\b",
     re.I)
 _SQUEEZE = re.compile(r"\s+")
-_SPACES = re.compile(r"\s{2,}")
 _NUMBER = re.compile(r"^\(?[-–]?\$?\d[\d,.]*\)?%?$")
 
 
@@ -89,7 +88,7 @@ def statement_words_apart(question: str) -> str:
     carries the statement's title, so the name matches them all alike and only lifts the shortest rows and
     the headers that repeat it ("Cash flows from operating activities"); the line items the question
     names then decide."""
-    return _SPACES.sub(" ", STATEMENT_NAMES.sub(" ", question)).strip()
+    return _SQUEEZE.sub(" ", STATEMENT_NAMES.sub(" ", question)).strip()
 
 
 def page_scores(texts: Iterable[str]) -> dict[str, int]:
