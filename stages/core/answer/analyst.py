@@ -23,7 +23,8 @@ from typing import Any
 
 from stages.core.answer.kinds import TRUE_FALSE, infer_type
 from stages.core.answer.line_items import Stated, amount_of, asked_scale, on_its_line, stated_amounts
-from stages.core.answer.metrics import Asked, asked_metric, compute_metric, field_name
+from stages.core.answer.metrics import Asked, Computed, asked_metric, compute_metric, field_name
+from stages.core.answer.operand_lookup import looked_up
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, pointers_in
 
@@ -84,29 +85,46 @@ def metric_instruction(asked: Asked) -> str:
 def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[ContextBlock]) -> tuple[Reading, str | None]:
     """The metric computed from the copied line items, the formula as the expression. Blank (a failed
     reading: the wider context is tried next, then the question is refused in words) when a line item is
-    missing, when an operand is not read from a line of the context that names it (`operand_lines`), or
-    when the value is one no company reports (metrics.Metric.plausible). An amount the question asks in
-    a scale ("in USD millions") is given in it when its operands' lines state their scale, with that
-    unit (else None: the unit `answer_unit` gives)."""
-    if not data:
-        return Reading(), None
-    pointers = pointers_in(data, len(units))
-    copied = {k: float(v) for k, v in data.items()
-              if k != "units" and isinstance(v, (int, float)) and not isinstance(v, bool)}
-    done = compute_metric(asked, copied)
-    if done is None:
-        return Reading(pointers=pointers), None
+    missing, when an operand is not read from a line of the context that names it in the column of its
+    year (`operand_lines`), or when the value is one no company reports (metrics.Metric.plausible); a
+    failed reading is then read from the statement rows by code (operand_lookup). An amount the question
+    asks in a scale ("in USD millions") is given in it when its operands' lines state their scale, with
+    that unit (else None: the unit `answer_unit` gives)."""
     per_unit = [stated_amounts(u.text) for u in units]
-    read = operand_lines(asked, copied, [s for found in per_unit for s in found])
-    if read is None or not done.plausible:
-        return Reading(pointers=pointers, expression=done.explanation), None
-    lines, factor = read
+    stated = [s for found in per_unit for s in found]
+    pointers = pointers_in(data or {}, len(units))
+    copied = {k: float(v) for k, v in (data or {}).items()
+              if k != "units" and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    done = compute_metric(asked, copied) if data else None
+    read = operand_lines(asked, copied, stated) if done is not None else None
+    if done is not None and read is not None and done.plausible:
+        return _metric_reading(asked, done, *read, pointers, per_unit)
+    if (from_rows := read_rows(asked, units)) is not None:
+        return from_rows
+    return Reading(pointers=pointers, expression=done.explanation if done else ""), None
+
+
+def read_rows(asked: Asked, units: Sequence[ContextBlock]) -> tuple[Reading, str | None] | None:
+    """The metric computed from the statement rows that state each operand for its year (operand_lookup),
+    or None when an operand is not found so or the value is one no company reports."""
+    per_unit = [stated_amounts(u.text) for u in units]
+    found = looked_up(asked, [s for f in per_unit for s in f])
+    done = compute_metric(asked, found[0]) if found is not None else None
+    if found is None or done is None or not done.plausible:
+        return None
+    return _metric_reading(asked, done, found[1], 1.0, (), per_unit)
+
+
+def _metric_reading(asked: Asked, done: Computed, lines: Sequence[Stated], factor: float, pointers: Sequence[int],
+                    per_unit: Sequence[Sequence[Stated]]) -> tuple[Reading, str | None]:
+    """A computed metric as a reading: pointing at the units that hold its lines when the reply pointed at
+    none, an amount in the scale the question asks (its first operand's line's scale, undone ``factor``)."""
     holding = tuple(k for k, found in enumerate(per_unit, start=1) if any(s in found for s in lines))
     value, unit = done.value, None
     scale = next((s.scale for s in lines if s.value), None)  # the first operand's line's
     if asked.metric.amount and asked.unit is not None and scale is not None:
         value, unit = value * scale * factor / asked.unit[0], asked.unit[1]
-    return Reading(f"{value:.{asked.decimals}f}", pointers or holding[:MAX_POINTERS], grounded=True,
+    return Reading(f"{value:.{asked.decimals}f}", tuple(pointers) or holding[:MAX_POINTERS], grounded=True,
                    expression=done.explanation), unit
 
 
@@ -122,7 +140,7 @@ def operand_lines(asked: Asked, copied: dict[str, float],
     for y in asked.years:
         for item, back in asked.metric.operands:
             x = copied[field_name(item, y - back)]
-            found = on_its_line(x, item.names, stated)
+            found = on_its_line(x, item.names, stated, y - back)
             if found is None and x == 0 and item.absent_is_zero:
                 out.append(Stated(item.label, 0.0))
                 continue

@@ -31,6 +31,13 @@ _SUFFIXES = {**MAGNITUDE_SUFFIXES, "bn": 1e9}  # "$1.7 bn" too
 # a table's stated unit: "(in millions, except ...)", "(In thousands)", "$ in millions", "in billions of dollars"
 _TABLE_SCALE = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
+# a value cell's column key: "2016: 577,464", "December 31, 2016: 577,464", "FY2019 = 1,200"
+_COLUMN_KEY = re.compile(r"\s*([^:=]{1,60}?)\s*[:=]\s*(?=\(?[-$]?\s?\d)")
+_KEY_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})(?!\d)")
+# the words of a date or period: a key of only these is a column's period, not a line's name
+_DATE_WORDS = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b\.?|\b(?:fiscal|years?|"
+                         r"ended|ending|end|as|of|at|three|six|nine|twelve|months?|weeks?|quarter|fy|q[1-4])(?=\b|\d)",
+                         re.IGNORECASE)
 # the scale a question asks an amount in: "(in USD millions)", "in USD billion", "in millions of dollars"
 _ASKED_SCALE = re.compile(r"\b(?:(?:USD|US\$|\$|dollars)\s*(thousand|million|billion)s?|(thousand|million|billion)s?"
                           r"\s+of\s+(?:USD|US\$|U\.S\. dollars|dollars)|in\s+(thousand|million|billion)s)\b", re.IGNORECASE)
@@ -43,6 +50,8 @@ class Stated:
     label: str
     value: float
     scale: float | None = None
+    period: int | None = None  # the year its column key names ("2016: 577,464", "Dec. 31, 2016: ..."), else None
+    negative: bool = False  # written in parentheses or after a minus sign: an outflow, a loss
 
 
 def _magnitude(word: str | None) -> float | None:
@@ -63,9 +72,15 @@ def stated_amounts(text: str) -> list[Stated]:
             pos = end.end() if end else len(line)
             if m := _TABLE_SCALE.search(field):
                 scale = MAGNITUDE_WORDS[m.group(1).lower().rstrip("s")]
-            prev, last = 0, label
+            key = _COLUMN_KEY.match(field)
+            years = _KEY_YEAR.findall(key.group(1)) if key else []
+            # a column key names a period ("2016:", "December 31, 2016:"): its numbers are no amounts, and
+            # when it is only a date its words label nothing (the row's label does)
+            start = key.end() if years and key and not _LETTERS.search(_DATE_WORDS.sub(" ", key.group(1))) else 0
+            key_end = key.end() if years and key else 0
+            prev, last = start, label
             for m in _AMOUNT.finditer(field):
-                if m.group(5):  # a percentage or a column key
+                if m.group(5) or m.start(1) < key_end:  # a percentage, or a number of a column key
                     continue
                 # the words since the field's previous amount label this one: a statement set as running
                 # text ("Property and equipment, net 253 282 Goodwill 9,764 9,762 Total assets 19,845")
@@ -76,20 +91,22 @@ def stated_amounts(text: str) -> list[Stated]:
                 prev = m.end()
                 own = _magnitude(m.group(3) or m.group(4))
                 value = float(m.group(1).replace(",", "") + (m.group(2) or ""))
-                out.append(Stated(last, value, own or scale))
-            if _LETTERS.search(field):
-                label = field
+                out.append(Stated(last, value, own or scale, int(years[-1]) if years else None,
+                                  m.group(0).lstrip().startswith(("(", "-"))))
+            if _LETTERS.search(field[start:]):
+                label = field[start:]
     return out
 
 
-def on_its_line(x: float, names: str, stated: Iterable[Stated]) -> tuple[Stated, float] | None:
+def on_its_line(x: float, names: str, stated: Iterable[Stated], period: int | None = None) -> tuple[Stated, float] | None:
     """The stated amount that x copies on a line whose label matches ``names`` (a regex of the line
     item's names), with the factor x was rescaled by (stated value = |x| * factor), or None: x is not
     read from that line item. x copies the digits as written (factor 1) or moves them by a thousand,
     as a reader does who writes a table's "1,001,425" (in thousands) as 1,001.425 (millions); a
-    moved number counts only when its digits say enough to be that line's (RESCALED_MIN_DIGITS)."""
+    moved number counts only when its digits say enough to be that line's (RESCALED_MIN_DIGITS).
+    ``period``: the fiscal year x is asked for; an amount whose column names another year is not it."""
     pattern = re.compile(names, re.IGNORECASE)
-    lines = [s for s in stated if pattern.search(s.label)]
+    lines = [s for s in stated if pattern.search(s.label) and (period is None or s.period in (None, period))]
     for factor in (1.0, 1e3, 1e-3):
         found = next((s for s in lines if close(abs(x) * factor, s.value)
                       and (factor == 1.0 or significant_digits(s.value) >= RESCALED_MIN_DIGITS)), None)
