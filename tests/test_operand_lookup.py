@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from stages.core.answer.line_items import on_its_line, stated_amounts
-from stages.core.answer.metrics import asked_metric
+from stages.core.answer.metrics import asked_metric, compute_metric
 from stages.core.answer.operand_lookup import looked_up, row_amount
 from stages.core.answer.record import ContextBlock
 from stages.core.plan.metrics import CAPEX, CASH, CFO, CURRENT_ASSETS, NET_INCOME, REVENUE
@@ -85,3 +85,27 @@ def test_a_failed_reading_is_read_from_the_rows_by_code(reply):
     assert "total_current_assets_FY2021 = 4120" in a.explanation and a.ref_id == ["ACME_2021_10K"]
     net_income = stated_amounts(INCOME)
     assert row_amount(NET_INCOME, 2020, net_income).value == 35
+
+
+DEBT_AND_TAXES = ("CONSOLIDATED BALANCE SHEETS (in millions) | Current portion of long-term debt | 2022: 150 | 2021: 90 "
+                  "CONSOLIDATED BALANCE SHEETS (in millions) | Long-term debt | 2022: 2,850 | 2021: 3,010 "
+                  "CONSOLIDATED STATEMENTS OF INCOME (in millions) | Income before income taxes | 2022: 1,000 | "
+                  "2021: 800 CONSOLIDATED STATEMENTS OF INCOME (in millions) | Provision for income taxes | 2022: 210 | "
+                  "2021: 160")
+
+
+def test_debt_on_the_balance_sheet_and_a_tax_rates_change_are_computed_from_their_rows():
+    stated = stated_amounts(DEBT_AND_TAXES)
+    debt = asked_metric("Has Acme increased its debt on balance sheet between FY2022 and the FY2021 period?")
+    assert debt is not None and debt.metric.name == "total debt"
+    copied, _ = looked_up(debt, stated)
+    assert copied == {"long_term_debt_FY2022": 2850, "short_term_debt_FY2022": 150}  # not the current portion
+    tax = asked_metric("How much has the effective tax rate of Acme changed between FY2021 and FY2022?")
+    assert tax is not None and tax.metric.name == "effective tax rate change"
+    copied, _ = looked_up(tax, stated)
+    assert copied["income_tax_expense_FY2021"] == 160 and copied["pretax_income_FY2021"] == 800  # not pre-tax
+    assert compute_metric(tax, copied).value == pytest.approx(1.0)  # 21% after 20%: one point
+    intensive = asked_metric("Is Acme a capital intensive business based on FY 2022 data?")
+    assert intensive is not None and intensive.metric.name == "capital expenditure as a share of revenue"
+    assert asked_metric("Which debt securities are registered to trade on a national securities exchange under "
+                        "Acme's name as of 2023?") is None

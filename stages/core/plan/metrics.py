@@ -54,6 +54,16 @@ OPERATING_INCOME = Item("operating_income", "operating income",
                         r"\boperating (?:income|profit|earnings|loss)\b|\b(?:income|earnings|profit) from operations\b",
                         size=False)
 GROSS_PROFIT = Item("gross_profit", "gross profit", r"\bgross (?:profit|margin)\b", size=False)
+LONG_DEBT = Item("long_term_debt", "long-term debt (non-current)",
+                 r"(?<!portion of )\blong[- ]term (?:debt|borrowings)\b")
+SHORT_DEBT = Item("short_term_debt", "short-term debt and current portion of long-term debt",
+                  r"\bshort[- ]term (?:debt|borrowings)\b|\bcurrent portion of long[- ]term (?:debt|borrowings)\b|"
+                  r"\bcommercial paper\b|\bdebt (?:due|maturing) within one year\b", absent_is_zero=True)
+INCOME_TAX = Item("income_tax_expense", "provision for income taxes (income tax expense)",
+                  r"(?<!before )\bprovision for income taxes\b|\bincome tax (?:expense|provision)\b|"
+                  r"(?<!before )(?<!before provision for )\bincome taxes\b", size=False)
+PRETAX_INCOME = Item("pretax_income", "income before income taxes",
+                     r"\b(?:income|earnings|profit) (?:\(loss\) )?before (?:provision for )?income taxes\b", size=False)
 DA = Item("depreciation_and_amortization", "depreciation and amortization (cash flow statement)",
           r"\bdepreciation\b|\bamortization\b")
 
@@ -99,6 +109,8 @@ def _margin(name: str, pattern: str, item: Item) -> Metric:
                   lambda v: v[0] / v[1] * 100, percent=True, plausible=SHARE_OF_REVENUE)
 
 
+# A change in a tax rate, in percentage points: a rate beyond +-100 points apart is a misread line.
+RATE_CHANGE = (-100.0, 100.0)
 # A change in a profit: it may turn from a loss, so beyond +-1000% is a misread year or scale.
 PROFIT_CHANGE = (-1000.0, 1000.0)
 
@@ -145,7 +157,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("free cash flow", r"\bfree cash ?flow\b|\bFCF\b", ((CFO, 0), (CAPEX, 0)),
            "operating_cash_flow - capital_expenditure", lambda v: v[0] - v[1], amount=True),
     Metric("capital expenditure as a share of revenue",
-           r"\b(?:capex|capital expenditures?)\b.{0,20}(?:%|percent|share|ratio) of (?:total )?(?:revenue|sales)\b",
+           r"\b(?:capex|capital expenditures?)\b.{0,20}(?:%|percent|share|ratio) of (?:total )?(?:revenue|sales)\b|"
+           r"\bcapital[- ]intensi(?:ve|ty)\b",
            ((CAPEX, 0), (REVENUE, 0)), "capital_expenditure / revenue * 100", lambda v: v[0] / v[1] * 100,
            percent=True, plausible=(0.0, SHARE_OF_REVENUE[1])),
     Metric("EBITDA margin", r"\bEBITDA\b.{0,20}\bmargin\b",
@@ -159,6 +172,14 @@ METRICS: tuple[Metric, ...] = (
     _margin("operating margin", r"\boperating (?:income |profit )?(?:%\s*)?margin\b", OPERATING_INCOME),
     _margin("net profit margin", r"\bnet (?:profit |income )?(?:%\s*)?margin\b|\bprofit margin\b", NET_INCOME),
     _margin("D&A margin", r"\b(?:D&A|depreciation and amortization)\b.{0,40}\bmargin\b", DA),
+    Metric("effective tax rate change", r"\beffective tax rate\b.{0,60}\b(?:chang|increas|decreas)|"
+           r"\b(?:change|increase|decrease) in (?:the )?effective tax rate\b",
+           ((INCOME_TAX, 0), (PRETAX_INCOME, 0), (INCOME_TAX, 1), (PRETAX_INCOME, 1)),
+           "(income_tax_expense / pretax_income - the same of the year before) * 100 (percentage points)",
+           lambda v: (v[0] / v[1] - v[2] / v[3]) * 100, percent=True, plausible=RATE_CHANGE),
+    Metric("total debt", r"\bdebt on (?:the |its )?balance sheet\b|\btotal debt\b|"
+           r"\b(?:increased|decreased|reduced|raised) (?:its |their )?(?:total )?debt\b",
+           ((LONG_DEBT, 0), (SHORT_DEBT, 0)), "long_term_debt + short_term_debt", lambda v: v[0] + v[1], amount=True),
     _change("operating income", OPERATING_INCOME),
     _change("net income", NET_INCOME),
     Metric("revenue growth", r"\b(?:revenue|sales)\b.{0,30}\b(?:growth|change|CAGR)\b|\b(?:growth|change) in "
