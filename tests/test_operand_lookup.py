@@ -109,3 +109,19 @@ def test_debt_on_the_balance_sheet_and_a_tax_rates_change_are_computed_from_thei
     assert intensive is not None and intensive.metric.name == "capital expenditure as a share of revenue"
     assert asked_metric("Which debt securities are registered to trade on a national securities exchange under "
                         "Acme's name as of 2023?") is None
+
+
+def test_a_markdown_statement_gives_each_value_the_year_of_its_column():
+    table = ("CONSOLIDATED BALANCE SHEETS (In thousands) December 31,\n| | | 2016 | 2015 |\n"
+             "| Total current assets | | 1,001,425 | 705,563 |\n| Current liabilities: | | | |\n"
+             "| Total current liabilities | $ | 577,464 | $ | (334,202) |\n| Goodwill | 57,173 | |")
+    stated = stated_amounts(table)
+    rows = [(s.label.strip(), s.value, s.period, s.scale) for s in stated if s.value > 1000]
+    assert rows[:4] == [("Total current assets", 1001425, 2016, 1e3), ("Total current assets", 705563, 2015, 1e3),
+                        ("Total current liabilities", 577464, 2016, 1e3), ("Total current liabilities", 334202, 2015, 1e3)]
+    assert [s.period for s in stated if s.label.strip() == "Goodwill"] == [None]  # one value, two years: unknown
+    assert looked_up(asked_metric(CURRENT_RATIO.replace("2021", "2016")), stated)[0] == {
+        "total_current_assets_FY2016": 1001425, "total_current_liabilities_FY2016": 577464}
+    two_headers = stated_amounts("| | Three Months Ended | Six Months Ended |\n| | 2023 | 2022 | 2023 | 2022 |\n"
+                                 "| Total net sales | 310 | 290 | 600 | 570 |")
+    assert row_amount(REVENUE, 2023, two_headers) is None  # the quarter's or the half year's

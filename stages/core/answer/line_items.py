@@ -18,7 +18,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
@@ -64,8 +64,17 @@ def stated_amounts(text: str) -> list[Stated]:
     """Every amount of a text with its label and scale (see the module's docstring)."""
     out: list[Stated] = []
     t = unicodedata.normalize("NFKC", text).replace("−", "-")
+    columns: list[int] = []  # the years of the markdown table's header row above, one per value column
+    scale: float | None = None
     for line in t.split("\n"):
-        label, scale = "", None
+        in_table = line.lstrip().startswith("|")
+        if in_table and (years := header_years(line)):
+            columns = years
+            continue
+        if not in_table:
+            columns, scale = [], None  # a table's rows keep the scale its title states, other lines their own
+        first = len(out)
+        label = ""
         pos = 0
         for end in [*_FIELD_END.finditer(line), None]:
             field = line[pos:end.start() if end else len(line)]
@@ -95,7 +104,20 @@ def stated_amounts(text: str) -> list[Stated]:
                                   m.group(0).lstrip().startswith(("(", "-"))))
             if _LETTERS.search(field[start:]):
                 label = field[start:]
+        row = out[first:]
+        if columns and len(row) == len(columns) and all(s.period is None for s in row):  # one value per year
+            out[first:] = [replace(s, period=y) for s, y in zip(row, columns, strict=True)]
     return out
+
+
+def header_years(line: str) -> list[int]:
+    """The years of a markdown header row whose cells are all periods ("| | 2016 | 2015 |", "| | Fiscal 2019 |
+    December 31, 2018 |"), one per value column; [] for any other line."""
+    cells = [c for c in line.strip().strip("|").split("|") if c.strip()]
+    years = [_KEY_YEAR.findall(c) for c in cells]
+    if not cells or any(len(y) != 1 or _LETTERS.search(_DATE_WORDS.sub(" ", c)) for y, c in zip(years, cells, strict=True)):
+        return []
+    return [int(y[0]) for y in years]
 
 
 def on_its_line(x: float, names: str, stated: Iterable[Stated], period: int | None = None) -> tuple[Stated, float] | None:
