@@ -3,14 +3,19 @@
 statements here are made up."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from stages.core.answer.line_items import on_its_line, stated_amounts
 from stages.core.answer.metrics import asked_metric, compute_metric
 from stages.core.answer.operand_lookup import looked_up, row_amount
+from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
+from stages.core.answer.typed_answer import TypedMember, TypedQuestion, answer_question_typed
 from stages.core.plan.metrics import CAPEX, CASH, CFO, CURRENT_ASSETS, NET_INCOME, REVENUE
-from tests.test_reader_checks import CURRENT_RATIO, _metric
+from tests.test_analyst import SETUP, Scripted
+from tests.test_reader_checks import CURRENT_RATIO
 
 INCOME = ("CONSOLIDATED STATEMENTS OF OPERATIONS (in millions) | Total net sales | 2021: 5,200 | 2020: 4,800 "
           "CONSOLIDATED STATEMENTS OF OPERATIONS (in millions) | Cost of sales | 2021: 3,100 | 2020: 2,900 "
@@ -73,18 +78,25 @@ def test_an_operand_from_another_years_column_is_not_read_from_its_line():
     assert on_its_line(3870, CURRENT_ASSETS.names, stated) is not None  # no year asked: any column
 
 
-@pytest.mark.parametrize("reply", [
-    {"total_current_assets_FY2021": 4120, "total_current_liabilities_FY2021": 2060},  # right
-    {"total_current_assets_FY2021": 3870, "total_current_liabilities_FY2021": 2060},  # FY2020's column
-    {"total_current_assets_FY2021": 1.0, "total_current_liabilities_FY2021": 1.0},  # placeholders
-    {},  # no numbers
-])
-def test_a_failed_reading_is_read_from_the_rows_by_code(reply):
-    a, level = _metric(CURRENT_RATIO, {"units": [1], **reply}, [[ContextBlock("ACME_2021_10K", BALANCE)]])
-    assert (a.answer_value, level) == ("2.00", 0)
-    assert "total_current_assets_FY2021 = 4120" in a.explanation and a.ref_id == ["ACME_2021_10K"]
-    net_income = stated_amounts(INCOME)
-    assert row_amount(NET_INCOME, 2020, net_income).value == 35
+def test_rows_that_state_every_operand_answer_without_asking_the_reader():
+    llm = Scripted({"answer_metric": json.dumps({"units": [1], "total_current_assets_FY2021": 3870,
+                                                 "total_current_liabilities_FY2021": 2060})})  # FY2020's column
+    out = answer_question_typed(llm, TypedQuestion("q", CURRENT_RATIO, "", "numeric"),
+                                [TypedMember([[ContextBlock("ACME_2021_10K", BALANCE)]], 0)],
+                                AnswerParams(style="analyst"), SETUP)[0]
+    assert (out.answer.answer_value, out.level, llm.asked) == ("2.00", 0, [])
+    assert "total_current_assets_FY2021 = 4120" in out.answer.explanation and out.answer.ref_id == ["ACME_2021_10K"]
+    # the FY2021 column not keyed by its year: the reader copies, and its copy of FY2020's column is refused
+    unkeyed = [TypedMember([[ContextBlock("ACME_2021_10K", BALANCE.replace("December 31, 2021: ", ""))]], 0)]
+    out = answer_question_typed(llm, TypedQuestion("q", CURRENT_RATIO, "", "numeric"), unkeyed,
+                                AnswerParams(style="analyst"), SETUP)[0]
+    assert [s["name"] for s in llm.asked] == ["answer_metric"] and out.answer.is_blank
+    llm.replies["answer_metric"] = json.dumps({"units": [1], "total_current_assets_FY2021": 4120,
+                                               "total_current_liabilities_FY2021": 2060})
+    out = answer_question_typed(llm, TypedQuestion("q", CURRENT_RATIO, "", "numeric"), unkeyed,
+                                AnswerParams(style="analyst"), SETUP)[0]
+    assert out.answer.answer_value == "2.00"
+    assert row_amount(NET_INCOME, 2020, stated_amounts(INCOME)).value == 35
 
 
 DEBT_AND_TAXES = ("CONSOLIDATED BALANCE SHEETS (in millions) | Current portion of long-term debt | 2022: 150 | 2021: 90 "

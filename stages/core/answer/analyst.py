@@ -86,10 +86,10 @@ def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[Conte
     """The metric computed from the copied line items, the formula as the expression. Blank (a failed
     reading: the wider context is tried next, then the question is refused in words) when a line item is
     missing, when an operand is not read from a line of the context that names it in the column of its
-    year (`operand_lines`), or when the value is one no company reports (metrics.Metric.plausible); a
-    failed reading is then read from the statement rows by code (operand_lookup). An amount the question
-    asks in a scale ("in USD millions") is given in it when its operands' lines state their scale, with
-    that unit (else None: the unit `answer_unit` gives)."""
+    year (`operand_lines`), or when the value is one no company reports (metrics.Metric.plausible). An
+    amount the question asks in a scale ("in USD millions") is given in it when its operands' lines state
+    their scale, with that unit (else None: the unit `answer_unit` gives). The reader is asked only where
+    the statement rows do not state every operand for its year (`read_rows`)."""
     per_unit = [stated_amounts(u.text) for u in units]
     stated = [s for found in per_unit for s in found]
     pointers = pointers_in(data or {}, len(units))
@@ -99,14 +99,13 @@ def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[Conte
     read = operand_lines(asked, copied, stated) if done is not None else None
     if done is not None and read is not None and done.plausible:
         return _metric_reading(asked, done, *read, pointers, per_unit)
-    if (from_rows := read_rows(asked, units)) is not None:
-        return from_rows
     return Reading(pointers=pointers, expression=done.explanation if done else ""), None
 
 
 def read_rows(asked: Asked, units: Sequence[ContextBlock]) -> tuple[Reading, str | None] | None:
-    """The metric computed from the statement rows that state each operand for its year (operand_lookup),
-    or None when an operand is not found so or the value is one no company reports."""
+    """The metric computed by code from the statement rows that state each operand for its year
+    (operand_lookup), before any reader is asked; None when an operand is not found so or the value is
+    one no company reports (then the reader copies the operands, `read_metric`)."""
     per_unit = [stated_amounts(u.text) for u in units]
     found = looked_up(asked, [s for f in per_unit for s in f])
     done = compute_metric(asked, found[0]) if found is not None else None

@@ -151,6 +151,9 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
                 continue
             units = typed_units(member.levels[level])
             req = analyst.request(kind, question, len(units), q.metric) if styled else None
+            if req is not None and req.asked is not None and (rows := analyst.read_rows(req.asked, units)):
+                readings[m] = (rows[0], units, level, req, rows[1])  # the statement rows state every operand
+                continue
             if req is not None:
                 msg = f"{format_units(units)}\n\nQuestion: {question}\n{req.instruction}"
                 fmt, max_tokens = req.response_format(), req.max_tokens
