@@ -84,38 +84,3 @@ def test_period_labels_one_column_left_of_their_values_move_onto_them():
     assert table_row_sentences(aligned) == ["Cash | 2016: 452,030 | 2015: 461,329", "Other | 2016: 9"]
     extra = "|  | 2016 |  |  |\n|---|---|---|---|\n| Cash |  | 452,030 | 461,329 |\n"
     assert table_row_sentences(extra) == ["Cash | 452,030 | 461,329"]  # one label, two value columns: as written
-
-
-def test_a_period_header_in_text_over_a_ruled_table_gives_its_rows_their_years():
-    """Extraction finds a statement's rows as a ruled table and leaves its period header ("December 31,"
-    "2021 2020") as text lines between the title and the table: one statement, each value with its year."""
-    ruled = ("| Assets |  |  |  |  |\n| --- | --- | --- | --- | --- |\n| Current assets |  |  |  |  |\n"
-             "| Cash and cash equivalents | $ | 3,604 | $ | 3,160 |\n| Total current assets | 19,815 |  | 19,378 |  |")
-    src = [*page("Acme Corporation", "Consolidated Balance Sheets", "(in millions, except par value)", "December 31,",
-                 "2021 2020", pno=68), Line(ruled, 68, 5, kind="table"),
-           *page("The accompanying notes are an integral part of these consolidated financial statements.",
-                 first=6, pno=68)]
-    rows = rows_of(find_tables(src))
-    title = ("Consolidated Balance Sheets (balance sheet, statement of financial position) (in millions, except par "
-             "value) December 31,")
-    assert f"{title} | Cash and cash equivalents | 2021: 3,604 | 2020: 3,160" in rows
-    assert f"{title} | Total current assets | 2021: 19,815 | 2020: 19,378" in rows
-    next_page = [*src, *page("Consolidated Statements of Cash Flows", "Net earnings 6,315 6,833", PROSE, first=7, pno=69)]
-    assert sum("Cash and cash equivalents" in r and "Cash Flows" in r
-               for ln in find_tables(next_page) if ln.kind == "table" for r in table_row_sentences(ln.text)) == 0
-
-
-def test_a_ruled_table_under_a_line_of_years_gets_them_as_its_period_header():
-    ruled = ("| Operating results |  |  |  |\n| --- | --- | --- | --- |\n| Net sales | $ 67,044 | $ 65,398 | $ 59,812 |\n"
-             "| Operating profit | 9,123 | 8,644 | 8,545 |")
-    src = [*page("Selected Financial Data", "(In millions, except per share data) 2021 2020 2019", pno=30),
-           Line(ruled, 30, 2, kind="table"), *page(PROSE, first=3, pno=30)]
-    out = find_tables(src)
-    assert [ln.text for ln in out if ln.kind == "text"] == ["Selected Financial Data", PROSE]
-    assert rows_of(out)[1] == ("(In millions, except per share data) | Net sales | 2021: 67,044 | 2020: 65,398 | "
-                               "2019: 59,812")
-    wider = ruled.replace("8,545 |", "8,545 | 7,334 |")  # a row with more values than the line has years
-    for other in ([*src[:2], Line(wider, 30, 2, kind="table")],
-                  [*src[:1], Line("Revenue grew in 2021 and 2020", 30, 1), Line(ruled, 30, 2, kind="table")],
-                  [*src[:2], Line(ruled, 31, 2, kind="table")]):  # no years line right above on its page
-        assert any(ln.text == other[-1].text for ln in find_tables(other)), other[1].text

@@ -18,10 +18,8 @@ that carries the caption and the header:
 
     Table 1: Estimated CO2 emissions ... | Consumption: Human life, avg, 1 year | CO 2e (lbs): 11,023
 
-Tables PDF extraction already found (`kind == "table"`, markdown) get the caption next to
-them, and the period header a statement sets as a text line right above its ruled rows
-("2021 2020"), which extraction leaves out of the table: their rows are read as the
-statement's records, each value with its year (`statements.py`). The modules, in the order a table goes through them:
+Tables PDF extraction already found (`kind == "table"`, markdown) only get the caption
+next to them. The modules, in the order a table goes through them:
 - `find`: the caption, and the header and row lines next to it, in the line flow;
 - `rows`: which line is a row or a label, and a row's label and value cells;
 - `table`: the rows fitted to the header (`read_table`), rendered as markdown;

@@ -14,10 +14,8 @@ from stages.core.extract.captions import FIGURE_CAPTION
 from stages.core.extract.records import Line
 from stages.core.tree.tables.rows import (IEEE_CAPTION, STATEMENT_TITLE, TABLE_CAPTION, UNIT_JOIN, bound_units,
                                          label_like, row_like)
-from stages.core.tree.tables.statements import YEAR, has_values, header_lines, read_statement, split_values
+from stages.core.tree.tables.statements import header_lines, read_statement
 from stages.core.tree.tables.table import read_table
-
-YEAR_CELL = re.compile(r"\|\s*(?:19|20)\d\d\s*\|")  # a markdown header cell that is a year
 
 MAX_CAPTION_LINES = 6
 # a header may run to this many short lines (a header of one-word lines, each name wrapped word by word);
@@ -166,44 +164,11 @@ def _statement(lines: list[Line], i: int, end: int, taken: set[int]) -> tuple[Li
     start = end + 1 if end < len(lines) and lines[end].kind == "table" else end
     header = header_lines(lines[end].text) if start > end else []
     idx = [k for k in _run(lines, start, 1, taken | set(range(i, end)), ieee_ends=True) if lines[k].page == lines[i].page]
-    caption = _caption_text(lines, i, end, False)
-    ruled = (idx[-1] if idx else start) + 1
-    while ruled in taken and ruled < len(lines) and lines[ruled].kind == "text":
-        ruled += 1  # the period header a ruled table below already took (_years_over_ruled)
-    if (not header and idx and not any(has_values(lines[k].text) for k in idx) and ruled < len(lines)
-            and ruled not in taken and lines[ruled].kind == "table" and lines[ruled].page == lines[i].page):
-        # the period header set as text ("December 31," "2021 2020") over the rows extraction found as a
-        # ruled table: one statement, whose rows get the header's years
-        md = read_statement([lines[k].text for k in idx] + header_lines(lines[ruled].text), caption)
-        return Line(text=md, page=lines[i].page, order=lines[i].order, kind="table"), [*range(i, start), *idx, ruled]
     if sum(row_like(lines[k].text) for k in idx) < 2:
         return None
+    caption = _caption_text(lines, i, end, False)
     md = read_statement(header + [lines[k].text for k in idx], caption)
     return Line(text=md, page=lines[i].page, order=lines[i].order, kind="table"), [*range(i, start), *idx]
-
-
-def _period_header(text: str) -> list[str]:
-    """The years a text line ends in when it is a period header ("2021 2020", "(In millions) 2021 2020 2019"),
-    else []."""
-    _, values = split_values(text)
-    return values if len(values) >= 2 and all(YEAR.match(v) for v in values) else []
-
-
-def _years_over_ruled(lines: list[Line], k: int) -> Line | None:
-    """The ruled table at k read with the period header set as text right above it on its page (extraction
-    leaves a statement's unruled "2021 2020" line out of the table it finds), as a statement's records: each
-    value with its year, the line's other words ("(In millions)") its caption; None when the table is no
-    such statement (a header row of its own that names a year, fewer than two rows with values, or a row
-    with more values than the line has years)."""
-    above, table = lines[k - 1], lines[k]
-    years = _period_header(above.text) if above.kind == "text" and above.page == table.page else []
-    body = header_lines(table.text)
-    if not years or not body or YEAR_CELL.search(table.text.split("\n", 1)[0]):
-        return None
-    valued = [split_values(t)[1] for t in body if has_values(t)]
-    if len(valued) < 2 or any(len(v) > len(years) for v in valued):
-        return None
-    return Line(**{**table.__dict__, "text": read_statement([above.text, *body], "").lstrip("\n")})
 
 
 def find_tables(lines: list[Line]) -> list[Line]:
@@ -214,10 +179,6 @@ def find_tables(lines: list[Line]) -> list[Line]:
     lines = [Line(**{**ln.__dict__, "text": bound_units(ln.text)}) if ln.kind == "text" else ln for ln in lines]
     taken: set[int] = set()
     replaced: dict[int, Line] = {}
-    for k in range(1, len(lines)):
-        if lines[k].kind == "table" and (read := _years_over_ruled(lines, k)) is not None:
-            lines[k] = replaced[k] = read
-            taken.add(k - 1)
     side = _caption_side(lines)
     i = 0
     while i < len(lines):
@@ -230,8 +191,6 @@ def find_tables(lines: list[Line]) -> list[Line]:
         end = _ieee_caption_end(lines, i) if ieee else i + 1 if statement else _caption_end(lines, i)
         caption = _caption_text(lines, i, end, ieee)
         if statement and (rows := _statement(lines, i, end, taken)) is not None:
-            for k in rows[1]:
-                replaced.pop(k, None)  # a table read above (_years_over_ruled) is now the statement's
             replaced[i], used = rows
             taken.update(used)
             i = max(used) + 1

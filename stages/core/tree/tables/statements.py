@@ -6,9 +6,7 @@ under a title line (`rows.STATEMENT_TITLE`) and a period header "(Millions) 2018
 here, each row becomes a markdown row whose cells the period header names, so its row sentence
 (`markdown.table_row_sentences`) says "Consolidated Statement of Cash Flows (Millions) | Purchases of
 property, plant and equipment (PP&E) | 2018: (1,577) | 2017: (1,373) | 2016: (1,420)": the statement,
-the line item and the period together in one retrievable unit. A statement whose rows extraction found
-as a ruled table, under a period header it left as text, is read the same way from the table's rows
-(find.py).
+the line item and the period together in one retrievable unit.
 """
 from __future__ import annotations
 
@@ -18,7 +16,7 @@ from stages.core.tree.tables.rows import UNIT_JOIN
 
 # a value cell: 1,577 / (1,577) / -3.2 / 12% / $5,363 (the "$" may stand apart), or a dash for none
 _VALUE = re.compile(r"^\(?[-–]?\$?\d[\d,]*(?:\.\d+)?%?\)?%?$|^[—–-]$")
-YEAR = re.compile(r"^(?:19|20)\d\d$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 _DAY = re.compile(r"^\d{1,2},?$")
 # the names a question gives a statement, by the words of its title (the first that matches names it)
 KINDS = ((re.compile(r"cash\s+flow", re.I), "cash flow statement"),
@@ -29,19 +27,13 @@ KINDS = ((re.compile(r"cash\s+flow", re.I), "cash flow statement"),
 HEAD_CHARS = 100  # of the header lines' words ("Years ended December 31 (Millions)") added to the caption
 
 
-def split_values(text: str) -> tuple[str, list[str]]:
+def _split(text: str) -> tuple[str, list[str]]:
     """(label, trailing values) of one line; a lone "$" before a value is dropped."""
     toks = [t for t in text.replace(UNIT_JOIN, " ").split() if t != "$"]
     i = len(toks)
     while i > 0 and _VALUE.match(toks[i - 1]):
         i -= 1
     return " ".join(toks[:i]), toks[i:]
-
-
-def has_values(text: str) -> bool:
-    """Whether a line is a row with values: a label and numbers after it (not a line of years or a date)."""
-    label, values = split_values(text)
-    return bool(label and values) and not (len(values) == 1 and _DAY.match(values[0]))
 
 
 def _cell(text: str) -> str:
@@ -73,8 +65,8 @@ def read_statement(texts: list[str], caption: str) -> str:
     before: list[str] = []  # header lines without years ("Years ended December 31", "(Millions)")
     pending = ""
     for text in texts:
-        label, values = split_values(text)
-        if not rows and not pending and values and all(YEAR.match(v) for v in values):
+        label, values = _split(text)
+        if not rows and not pending and values and all(_YEAR.match(v) for v in values):
             periods += values  # the period header, on one line or spread over several ("2016" ... "2015")
             if label:
                 before.append(label)
