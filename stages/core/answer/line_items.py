@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from stages.core.answer.grounding import MAGNITUDE_SUFFIXES, MAGNITUDE_WORDS
 from stages.core.common.values import close
+from stages.core.tree.tables import markdown_cells
 
 # a field ends at a table separator, a line end, or a sentence end (a capital after ". ")
 _FIELD_END = re.compile(r"\s*[|;]\s*|\n|(?<=[a-z)%][.!?])\s+(?=[A-Z(])")
@@ -85,7 +86,7 @@ def stated_amounts(text: str) -> list[Stated]:
             years = _KEY_YEAR.findall(key.group(1)) if key else []
             # a column key names a period ("2016:", "December 31, 2016:"): its numbers are no amounts, and
             # when it is only a date its words label nothing (the row's label does)
-            start = key.end() if years and key and not _LETTERS.search(_DATE_WORDS.sub(" ", key.group(1))) else 0
+            start = key.end() if years and key and only_a_date(key.group(1)) else 0
             key_end = key.end() if years and key else 0
             prev, last = start, label
             for m in _AMOUNT.finditer(field):
@@ -113,14 +114,21 @@ def stated_amounts(text: str) -> list[Stated]:
 def header_years(line: str) -> list[int]:
     """The years of a markdown header row whose cells are all periods ("| | 2016 | 2015 |", "| | Fiscal 2019 |
     December 31, 2018 |"), one per value column; [] for any other line."""
-    cells = [c for c in line.strip().strip("|").split("|") if c.strip()]
+    cells = [c for c in markdown_cells(line) if c]
     years = [_KEY_YEAR.findall(c) for c in cells]
-    if not cells or any(len(y) != 1 or _LETTERS.search(_DATE_WORDS.sub(" ", c)) for y, c in zip(years, cells, strict=True)):
+    if not cells or any(len(y) != 1 or not only_a_date(c) for y, c in zip(years, cells, strict=True)):
         return []
     return [int(y[0]) for y in years]
 
 
-def on_its_line(x: float, names: str, stated: Iterable[Stated], period: int | None = None) -> tuple[Stated, float] | None:
+def only_a_date(text: str) -> bool:
+    """Whether a column's key or header names only a period ("December 31, 2016", "Fiscal 2019"): no word of
+    a line item's name."""
+    return not _LETTERS.search(_DATE_WORDS.sub(" ", text))
+
+
+def on_its_line(x: float, names: str, stated: Iterable[Stated],
+                period: int | None = None) -> tuple[Stated, float] | None:
     """The stated amount that x copies on a line whose label matches ``names`` (a regex of the line
     item's names), with the factor x was rescaled by (stated value = |x| * factor), or None: x is not
     read from that line item. x copies the digits as written (factor 1) or moves them by a thousand,
