@@ -26,6 +26,7 @@ from stages.core.common.dataio import read_metadata, read_questions
 from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.engine.local import open_engine
+from stages.core.index.cards import CARDS, annual_years, read_namer
 from stages.core.llm.params import LLMParams
 
 OUT_DIR = Path("artifacts/answers")
@@ -50,7 +51,8 @@ def main() -> None:
     # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)
     with open_engine(params, [llm_params.api_key_env]) as engine:
         rows, summary = answer_on(engine, llm_params, questions, contexts, ap, ens,
-                                  MemberRun(llm_params.model, corpus_ids, names=doc_namer(INDEX_DIR)))
+                                  MemberRun(llm_params.model, corpus_ids, names=doc_namer(INDEX_DIR),
+                                            annual_years=annual_years(read_namer(INDEX_DIR / CARDS).cards)))
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from stages.core.answer import analyst, analyst_text
-from stages.core.answer.metrics import asked_metric, compute_metric
+from stages.core.answer.metrics import asked_amount, asked_metric, compute_metric
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import Answer, ContextBlock
 from stages.core.answer.submission import build_submission
@@ -41,7 +41,18 @@ def test_a_named_metric_is_recognised_with_its_years_and_decimals():
     cagr = asked_metric("What is Lockheed Martin's 2 year total revenue CAGR from FY2020 to FY2022 (in units of "
                         "percents and round to one decimal place)?")
     assert cagr is not None and [n for n, _ in cagr.fields()] == ["revenue_FY2022", "revenue_FY2020"]
+    # a line item's amount asked in a scale is read like a one-operand metric; without a scale its name asks nothing
     assert asked_metric("What is the FY2018 capital expenditure amount (in USD millions) for 3M?") is None
+    capex = asked_amount("What is the FY2018 capital expenditure amount (in USD millions) for 3M?")
+    assert capex is not None and capex.metric.amount
+    assert [n for n, _ in capex.fields()] == ["capital_expenditure_FY2018"]
+    assert capex.unit == (1e6, "million USD")
+    ebitda = asked_metric("What is Acme's FY2021 operating income + depreciation and amortization (unadjusted EBITDA) "
+                          "in USD millions?")
+    assert ebitda is not None and [n for n, _ in ebitda.fields()] == ["operating_income_FY2021",
+                                                                     "depreciation_and_amortization_FY2021"]
+    assert asked_amount("What drove the change in capital expenditure in FY2018?") is None
+    assert asked_amount("What is the FY2018 capex as a share of revenue, in USD millions?") is None  # a metric
     assert asked_metric("What is the quick ratio?") is None  # no fiscal year: the operands cannot be named
 
 

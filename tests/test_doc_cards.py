@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.core.index.cards import (DocNamer, build_cards, doc_types, norm_name, periods, short_forms, surnames,
+from stages.core.index.cards import (DocNamer, annual_years, build_cards, doc_types, norm_name, periods, short_forms, surnames,
                                      word_docs)
 from stages.core.index.keywords import tokenize
 from stages.core.index.store import Index, IndexParams, build_index
@@ -110,6 +110,12 @@ def test_company_and_fiscal_period_and_form_type_from_metadata_columns():
     assert named(namer, "What did NVIDIA's earnings release say about data center revenue?") == ["nvda-8k-2024"]
     assert namer.name("What was the total revenue in fiscal 2024?") == []  # a period alone names nothing
     assert namer.name("Which company had the most employees?") == []
+
+
+def test_an_annual_reports_fiscal_year_from_its_card():
+    # a quarterly report's columns are quarters and a current report has no statements of whole years
+    assert annual_years(build_cards(FILINGS)) == {"aapl-10k-2023": 2023, "aapl-10k-2024": 2024, "msft-10k-2024": 2024}
+    assert annual_years(build_cards(PAPERS)) == {}  # a paper is no annual report
 
 
 def test_a_forecast_is_also_looked_for_in_the_filings_before_the_year_it_is_for():

@@ -3,17 +3,18 @@
 statements here are made up."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from stages.core.answer.line_items import on_its_line, stated_amounts
+from stages.core.answer.line_items import on_its_line, stated_amounts, stated_scales, value_columns
 from stages.core.answer.metrics import asked_metric, compute_metric
-from stages.core.answer.operand_lookup import looked_up, row_amount
+from stages.core.answer.operand_lookup import dated, in_document_scale, looked_up, row_amount
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_answer import TypedMember, TypedQuestion, answer_question_typed
-from stages.core.plan.metrics import CAPEX, CASH, CFO, CURRENT_ASSETS, NET_INCOME, REVENUE
+from stages.core.plan.metrics import CAPEX, CASH, CFO, CURRENT_ASSETS, NET_INCOME, PAYABLES, PPE, REVENUE
 from tests.test_analyst import SETUP, Scripted
 from tests.test_reader_checks import CURRENT_RATIO
 
@@ -137,3 +138,93 @@ def test_a_markdown_statement_gives_each_value_the_year_of_its_column():
     two_headers = stated_amounts("| | Three Months Ended | Six Months Ended |\n| | 2023 | 2022 | 2023 | 2022 |\n"
                                  "| Total net sales | 310 | 290 | 600 | 570 |")
     assert row_amount(REVENUE, 2023, two_headers) is None  # the quarter's or the half year's
+
+
+def test_an_annual_reports_unkeyed_columns_are_its_year_and_the_years_before():
+    # extraction can leave a statement's period header out of its table: the rows then state no year, and an
+    # annual report's first column is its own fiscal year
+    rows = ("CONSOLIDATED BALANCE SHEETS (in millions) | Total current assets | $ | 4,120 | $ | 3,870\n"
+            "CONSOLIDATED BALANCE SHEETS (in millions) | Total current liabilities | 2,060 | 1,990\n"
+            "CONSOLIDATED BALANCE SHEETS (in millions) | Short-term borrowings | — | 75")
+    stated = stated_amounts(rows)
+    assert [(s.value, s.column) for s in stated] == [(4120, 0), (3870, 1), (2060, 0), (1990, 1), (75, 1)]
+    assert looked_up(asked_metric(CURRENT_RATIO), stated) is None  # no year without the filing's
+    copied, _ = looked_up(asked_metric(CURRENT_RATIO), dated(stated, 2021))
+    assert copied == {"total_current_assets_FY2021": 4120, "total_current_liabilities_FY2021": 2060}
+    assert [s.period for s in dated(stated, 2021)][-1] == 2020  # the dash held 2021's column
+    assert row_amount(CURRENT_ASSETS, 2019, dated(stated, 2021)) is None
+    keyed = stated_amounts(BALANCE)
+    assert dated(keyed, 2030) == keyed  # a column's own key wins
+
+
+@pytest.mark.parametrize("line", [
+    "QUARTERLY RESULTS | Net sales | 100 | 110 | 120 | 130",  # four columns: quarters
+    "SEGMENTS | Net sales | 2021: 100 | 2020: 90",  # keyed
+    "RATIOS | Gross margin | 41% | 39%",  # percentages
+    "Net sales | 100",  # one value: which year is unknown
+    "Net sales were 100 in 2021 and 90 in 2020",  # prose
+])
+def test_rows_whose_columns_are_not_periods_get_no_column(line):
+    assert value_columns(line) == [] and all(s.column is None for s in stated_amounts(line))
+
+
+def test_a_header_naming_its_columns_with_words_keeps_them_from_being_periods():
+    table = "SEGMENTS (in millions)\n| | Americas | Europe |\n| Net sales | 100 | 200 |"
+    assert [s.column for s in stated_amounts(table)] == [None, None]
+    assert [s.column for s in stated_amounts(table.replace("| | Americas | Europe |\n", ""))] == [0, 1]
+
+
+def test_an_annual_report_answers_from_its_unkeyed_rows():
+    unkeyed = BALANCE.replace("December 31, 2021: ", "").replace("December 31, 2020: ", "").replace(
+        " CONSOLIDATED", "\nCONSOLIDATED")  # one row a line
+    llm = Scripted({"answer_metric": json.dumps({"units": [1]})})  # a reply with no operands
+    member = [TypedMember([[ContextBlock("ACME_2021_10K", unkeyed)]], 0)]
+    setup = dataclasses.replace(SETUP, annual_years={"ACME_2021_10K": 2021})
+    out = answer_question_typed(llm, TypedQuestion("q", CURRENT_RATIO, "", "numeric"), member,
+                                AnswerParams(style="analyst"), setup)[0]
+    assert (out.answer.answer_value, llm.asked) == ("2.00", [])
+    assert answer_question_typed(llm, TypedQuestion("q", CURRENT_RATIO, "", "numeric"), member,  # not an annual report
+                                 AnswerParams(style="analyst"), SETUP)[0].answer.is_blank and len(llm.asked) == 1
+
+
+def test_a_line_items_amount_is_read_from_its_row_in_the_scale_asked():
+    llm = Scripted({"answer_numeric": json.dumps({"units": [1], "value": 190})})
+    member = [TypedMember([[ContextBlock("ACME_2021_10K", CASH_FLOWS)]], 0)]
+    q = "What is the FY2021 capital expenditure amount (in USD billions) for Acme?"
+    out = answer_question_typed(llm, TypedQuestion("q", q, "", "numeric"), member, AnswerParams(style="analyst"),
+                                SETUP)[0]
+    assert (out.answer.answer_value, out.answer.answer_unit, llm.asked) == ("0.21", "billion USD", [])
+    unkeyed_rows = CASH_FLOWS.replace("2021: ", "").replace("2020: ", "")
+    unkeyed = [TypedMember([[ContextBlock("ACME_2021_10Q", unkeyed_rows)]], 0)]
+    answer_question_typed(llm, TypedQuestion("q", q, "", "numeric"), unkeyed, AnswerParams(style="analyst"), SETUP)
+    assert len(llm.asked) == 1  # no year on the rows: the reader reads the number as any other
+
+
+def test_a_statement_set_as_running_text_gives_each_line_its_columns():
+    text = ("Current assets Cash and cash equivalents $ 2,853 $ 3,053 Accounts receivable — net of allowances of $95 "
+            "and $103 5,020 4,911 Property, plant and equipment 24,873 24,914 Less: Accumulated depreciation "
+            "(16,135) (16,048) Property, plant and equipment — net 8,738 8,866 Total assets $ 36,500 $ 37,987")
+    stated = stated_amounts(text)
+    assert [(s.value, s.column) for s in stated if "Cash" in s.label] == [(2853, 0), (3053, 1)]
+    assert row_amount(PPE, 2018, dated(stated, 2018)).value == 8738  # the net line, not the gross one
+    prose = stated_amounts("Total net revenue for the year ended December 31, 2020, increased by $4.8 billion")
+    assert all(s.column is None for s in prose)  # a date is no pair of columns
+
+
+def test_a_row_is_named_by_its_own_words_not_its_sections():
+    financing = ("CASH FLOWS | Cash flows from operating activities:: Net cash provided by financing activities | "
+                 "2,315 | (98)")
+    assert row_amount(CFO, 2020, dated(stated_amounts(financing), 2020)) is None
+    rows = stated_amounts(f"{financing}\nCASH FLOWS | Net cash provided by operating activities | 382 | 465")
+    assert row_amount(CFO, 2020, dated(rows, 2020)).value == 382
+
+
+def test_a_statements_unit_heading_its_page_scales_its_rows():
+    page = ("CONSOLIDATED BALANCE SHEETS (In thousands, except share data)\n"
+            "CONSOLIDATED BALANCE SHEETS | Accounts payable | $ | 302,578 | $ | 255,028")
+    stated = stated_amounts(page.split("\n")[1])
+    assert {s.scale for s in stated} == {None}  # the row's own table does not say it
+    assert stated_scales(page) == {1e3} and stated_scales("Net sales (Millions) 100") == {1e6}
+    scaled = in_document_scale(dated(stated, 2018), stated_scales(page))
+    assert row_amount(PAYABLES, 2018, scaled).scale == 1e3
+    assert in_document_scale(dated(stated, 2018), {1e3, 1e6}) == dated(stated, 2018)  # two units: which is unknown

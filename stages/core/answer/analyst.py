@@ -17,14 +17,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from stages.core.answer.kinds import TRUE_FALSE, infer_type
-from stages.core.answer.line_items import Stated, amount_of, asked_scale, on_its_line, stated_amounts
+from stages.core.answer.line_items import Stated, amount_of, asked_scale, on_its_line, stated_amounts, stated_scales
 from stages.core.answer.metrics import Asked, Computed, asked_metric, compute_metric, field_name
-from stages.core.answer.operand_lookup import looked_up
+from stages.core.answer.operand_lookup import dated, in_document_scale, looked_up
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, pointers_in
 
@@ -102,11 +102,18 @@ def read_metric(asked: Asked, data: dict[str, Any] | None, units: Sequence[Conte
     return Reading(pointers=pointers, expression=done.explanation if done else ""), None
 
 
-def read_rows(asked: Asked, units: Sequence[ContextBlock]) -> tuple[Reading, str | None] | None:
+def read_rows(asked: Asked, units: Sequence[ContextBlock],
+              annual_years: Mapping[str, int] | None = None) -> tuple[Reading, str | None] | None:
     """The metric computed by code from the statement rows that state each operand for its year
-    (operand_lookup), before any reader is asked; None when an operand is not found so or the value is
-    one no company reports (then the reader copies the operands, `read_metric`)."""
-    per_unit = [stated_amounts(u.text) for u in units]
+    (operand_lookup; an annual report's unkeyed columns are its fiscal year in ``annual_years`` and the
+    years before, `operand_lookup.dated`), before any reader is asked; None when an operand is not found
+    so or the value is one no company reports (then the reader copies the operands, `read_metric`)."""
+    years = annual_years or {}
+    scales: dict[str, set[float]] = {}
+    for u in units:
+        scales.setdefault(u.doc_id, set()).update(stated_scales(u.text))
+    per_unit = [in_document_scale(dated(stated_amounts(u.text), years.get(u.doc_id)), scales[u.doc_id])
+                for u in units]
     found = looked_up(asked, [s for f in per_unit for s in f])
     done = compute_metric(asked, found[0]) if found is not None else None
     if found is None or done is None or not done.plausible:

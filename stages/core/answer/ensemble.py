@@ -8,7 +8,7 @@ all call `answer_members`, so they answer exactly alike.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,13 +59,16 @@ class MemberRun:
 
     ``model``: the model name each row records; ``corpus_ids``: the corpus's document ids (those a free-reader
     reply may cite); ``names``: question -> the documents it names, an answer then citing the one named
-    document the context holds (`citing.cite_named`; None: the reply's own ref_ids); ``desc``: the progress
+    document the context holds (`citing.cite_named`; None: the reply's own ref_ids); ``annual_years``: the
+    fiscal year of each annual report (`index.cards.annual_years`: the year its statements' rows state first,
+    answer.style analyst); ``desc``: the progress
     bar's label ("" hides it); ``max_concurrency``: how many tasks run at once (None: the client's
     ``llm.max_concurrency``)."""
 
     model: str
     corpus_ids: set[str] = field(default_factory=set)
     names: Namer | None = None
+    annual_years: Mapping[str, int] = field(default_factory=dict)  # annual report -> its fiscal year (cards)
     desc: str = "answer: questions x members"
     max_concurrency: int | None = None
 
@@ -87,7 +90,7 @@ def answer_members(llm: LLM, questions: pl.DataFrame, contexts: dict[str, list[l
     model, corpus_ids, names, desc = run.model, run.corpus_ids, run.names, run.desc
     stats = getattr(llm, "stats", None)
     workers = run.max_concurrency if run.max_concurrency is not None else getattr(llm, "max_concurrency", 1)
-    setup = typed_setup(llm, params) if params.reader == "typed" else None
+    setup = typed_setup(llm, params, run.annual_years) if params.reader == "typed" else None
     qs = list(questions.iter_rows(named=True))
     # free reader: one task per (question, member); typed reader: one task per question, whose
     # members run attempt-major so that they share the server's cached prompt

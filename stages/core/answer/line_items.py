@@ -29,8 +29,9 @@ _FIELD_END = re.compile(r"\s*[|;]\s*|\n|(?<=[a-z)%][.!?])\s+(?=[A-Z(])")
 _AMOUNT = re.compile(r"(?<![\w.])\(?[-−]?\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\)?"
                      r"(?:\s*(thousand|million|billion|trillion|bn)s?\b|([kKMB])\b)?(\s*(?:%|percent|:|=))?")
 _SUFFIXES = {**MAGNITUDE_SUFFIXES, "bn": 1e9}  # "$1.7 bn" too
-# a table's stated unit: "(in millions, except ...)", "(In thousands)", "$ in millions", "in billions of dollars"
-_TABLE_SCALE = re.compile(r"\bin (thousands|millions|billions)\b", re.IGNORECASE)
+# a table's stated unit: "(in millions, except ...)", "(In thousands)", "$ in millions", "in billions of dollars",
+# "(Millions)"
+_TABLE_SCALE = re.compile(r"\bin (thousands|millions|billions)\b|\((thousands|millions|billions)\b", re.IGNORECASE)
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
 # a value cell's column key: "2016: 577,464", "December 31, 2016: 577,464", "FY2019 = 1,200"
 _COLUMN_KEY = re.compile(r"\s*([^:=]{1,60}?)\s*[:=]\s*(?=\(?[-$]?\s?\d)")
@@ -53,6 +54,7 @@ class Stated:
     scale: float | None = None
     period: int | None = None  # the year its column key names ("2016: 577,464", "Dec. 31, 2016: ..."), else None
     negative: bool = False  # written in parentheses or after a minus sign: an outflow, a loss
+    column: int | None = None  # its place among a statement row's 2-3 period columns with no key (`value_columns`)
 
 
 def _magnitude(word: str | None) -> float | None:
@@ -64,16 +66,20 @@ def _magnitude(word: str | None) -> float | None:
 def stated_amounts(text: str) -> list[Stated]:
     """Every amount of a text with its label and scale (see the module's docstring)."""
     out: list[Stated] = []
+    gaps: list[str] = []  # what stands before each amount of out since the amount before it
     t = unicodedata.normalize("NFKC", text).replace("−", "-")
     columns: list[int] = []  # the years of the markdown table's header row above, one per value column
+    named_columns = False  # the markdown table's header names its columns with words: they are no periods
     scale: float | None = None
     for line in t.split("\n"):
         in_table = line.lstrip().startswith("|")
         if in_table and (years := header_years(line)):
             columns = years
             continue
+        if in_table and not columns and not named_columns:
+            named_columns = _named_header(line)
         if not in_table:
-            columns, scale = [], None  # a table's rows keep the scale its title states, other lines their own
+            columns, scale, named_columns = [], None, False  # a table's rows keep its title's scale, lines their own
         first = len(out)
         label = ""
         pos = 0
@@ -81,7 +87,7 @@ def stated_amounts(text: str) -> list[Stated]:
             field = line[pos:end.start() if end else len(line)]
             pos = end.end() if end else len(line)
             if m := _TABLE_SCALE.search(field):
-                scale = MAGNITUDE_WORDS[m.group(1).lower().rstrip("s")]
+                scale = MAGNITUDE_WORDS[(m.group(1) or m.group(2)).lower().rstrip("s")]
             key = _COLUMN_KEY.match(field)
             years = _KEY_YEAR.findall(key.group(1)) if key else []
             # a column key names a period ("2016:", "December 31, 2016:"): its numbers are no amounts, and
@@ -89,6 +95,7 @@ def stated_amounts(text: str) -> list[Stated]:
             start = key.end() if years and key and only_a_date(key.group(1)) else 0
             key_end = key.end() if years and key else 0
             prev, last = start, label
+            run = len(out)  # where the amounts of the field's current label start
             for m in _AMOUNT.finditer(field):
                 if m.group(5) or m.start(1) < key_end:  # a percentage, or a number of a column key
                     continue
@@ -98,17 +105,76 @@ def stated_amounts(text: str) -> list[Stated]:
                 before = field[prev:m.start()]
                 if _LETTERS.search(before):
                     last = before
+                    if "|" not in line:
+                        _running_columns(out, run, gaps)
+                    run = len(out)
                 prev = m.end()
                 own = _magnitude(m.group(3) or m.group(4))
                 value = float(m.group(1).replace(",", "") + (m.group(2) or ""))
                 out.append(Stated(last, value, own or scale, int(years[-1]) if years else None,
                                   m.group(0).lstrip().startswith(("(", "-"))))
+                gaps.append(before)
+            if "|" not in line:
+                _running_columns(out, run, gaps)
             if _LETTERS.search(field[start:]):
                 label = field[start:]
         row = out[first:]
         if columns and len(row) == len(columns) and all(s.period is None for s in row):  # one value per year
             out[first:] = [replace(s, period=y) for s, y in zip(row, columns, strict=True)]
+        elif not named_columns and (places := value_columns(line)) and len(row) >= len(places):
+            tail = row[len(row) - len(places):]
+            if all(s.period is None and s.label == tail[0].label for s in tail):
+                out[len(out) - len(places):] = [replace(s, column=c) for s, c in zip(tail, places, strict=True)]
     return out
+
+
+def _running_columns(out: list[Stated], run: int, apart: Sequence[str]) -> None:
+    """A statement set as running text gives a line item's 2-3 period columns one after another after its
+    label ("Total assets $ 36,500 $ 37,987"): their places, as `value_columns` gives a table row's. Not
+    when anything but space or "$" stands between them (``apart``: what stands before each amount of ``out``;
+    "December 31, 2020" is a date) or one is a year."""
+    amounts = out[run:]
+    if (2 <= len(amounts) <= MAX_PERIOD_COLUMNS and all(s.period is None and s.column is None for s in amounts)
+            and all(_APART.fullmatch(a) for a in apart[run + 1:])
+            and not any(_A_YEAR.fullmatch(f"{s.value:g}") for s in amounts)):
+        out[run:] = [replace(s, column=c) for c, s in enumerate(amounts)]
+
+
+_APART = re.compile(r"[\s$]*")
+_A_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+# a cell holding one amount ("12,000", "$ (1,250)", "4.5") or a dash for none; a lone "$" belongs to the next cell
+_VALUE_CELL = re.compile(r"\$?\s?\(?[-−]?\$?\s?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\)?")
+_NONE_CELL = re.compile(r"[-–—]+")
+MAX_PERIOD_COLUMNS = 3  # a statement compares a year with one or two before; more columns are quarters, segments
+
+
+def value_columns(line: str) -> list[int]:
+    """The places (0 = first) of the amounts of a table row whose label is followed by 2-3 value cells and
+    nothing else ("Total revenue | $ | 12,000 | 11,000 | —": [0, 1]; the dash is a column with no amount),
+    the columns of a statement's periods when its header is not written; [] for any other line."""
+    if "|" not in line:
+        return []
+    cells = [c for c in markdown_cells(line) if c and c != "$"]
+    n = 0
+    while n < len(cells) and (_VALUE_CELL.fullmatch(cells[-1 - n]) or _NONE_CELL.fullmatch(cells[-1 - n])):
+        n += 1
+    if not 2 <= n <= MAX_PERIOD_COLUMNS or n == len(cells) or not _LETTERS.search(cells[-1 - n]):
+        return []
+    return [k for k, c in enumerate(cells[len(cells) - n:]) if _VALUE_CELL.fullmatch(c)]
+
+
+def _named_header(line: str) -> bool:
+    """Whether a markdown table line is a header naming its value columns with words ("| | Americas | Europe |")."""
+    cells = markdown_cells(line)[1:]
+    return bool(cells) and any(_LETTERS.search(c) and not only_a_date(c) for c in cells) and not any(
+        _AMOUNT.search(c) for c in cells if not _LETTERS.search(c))
+
+
+def stated_scales(text: str) -> set[float]:
+    """The units a text's tables state ("(in thousands)": 1e3)."""
+    return {MAGNITUDE_WORDS[(m.group(1) or m.group(2)).lower().rstrip("s")] for m in _TABLE_SCALE.finditer(text)}
 
 
 def header_years(line: str) -> list[int]:

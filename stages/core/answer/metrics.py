@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from stages.core.answer.line_items import asked_scale
-from stages.core.plan.metrics import GROWTH, REVENUE, Item, Metric, Values, named_metric
+from stages.core.plan.metrics import GROWTH, REVENUE, Item, Metric, Values, named_amount, named_metric
 
 _YEAR = re.compile(r"\b(?:FY|fiscal (?:year )?)\s?'?(\d{4}|\d{2})\b", re.IGNORECASE)
 _PLAIN_YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
@@ -66,8 +66,10 @@ def _decimals(question: str) -> int:
 
 def asked_metric(question: str) -> Asked | None:
     """The metric a question asks for, with its years and decimals; None when it names none of
-    plan.metrics.METRICS or no fiscal year (the operands could not be named)."""
-    metric = named_metric(question)
+    plan.metrics.METRICS or no fiscal year (the operands could not be named). An amount computed from
+    several line items (plan.metrics.AMOUNTS: "unadjusted EBITDA ... in USD millions") is one too."""
+    amount = named_amount(question) if asked_scale(question) else None
+    metric = named_metric(question) or (amount if amount is not None and len(amount.operands) > 1 else None)
     years = fiscal_years(question)
     if metric is None or not years:
         return None
@@ -88,6 +90,17 @@ def asked_metric(question: str) -> Asked | None:
     else:
         chosen = (last,)
     return Asked(metric, chosen, _decimals(question), unit=asked_scale(question))
+
+
+def asked_amount(question: str) -> Asked | None:
+    """A line item's amount a question asks in a scale ("the FY2018 capital expenditure amount (in USD
+    millions)", plan.metrics.AMOUNTS of one line item) for one fiscal year, or None (a metric's question, no
+    scale, no year)."""
+    amount = named_amount(question) if asked_scale(question) and named_metric(question) is None else None
+    years = fiscal_years(question)
+    if amount is None or len(amount.operands) > 1 or not years:
+        return None
+    return Asked(amount, (max(years),), _decimals(question), unit=asked_scale(question))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ names its line item and the fiscal year of each value, so an operand a metric ne
 liabilities, FY2016") can be read without the reader: the amount on a row whose label names the item
 (plan.metrics.Item.names) in the column of that year. Among such rows the one whose label has the
 fewest words the item's own label lacks is taken ("Total net sales" over "Cost of sales" for revenue;
-"Net cash provided by operating activities" over "Changes in operating activities"); a label with
+"Net cash provided by operating activities" over "Changes in operating activities"), then the one that
+lacks fewest of the item's words ("Property, plant and equipment - net" over the gross line); a label with
 more than MAX_EXTRA_WORDS such words names another line. The operand stays unknown (the reader is
 asked) when the closest rows state different amounts (a quarter's and a year's column of the same
 year), when a balance is the one at the beginning of the period (the year before's), or when the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from stages.core.answer.line_items import Stated
 from stages.core.answer.metrics import Asked, field_name
@@ -37,20 +39,50 @@ def extra_words(label: str, item: Item) -> int:
     return len(_stems(label) - _stems(item.label))
 
 
+def own_words(label: str) -> str:
+    """A row's own words: those after the last colon of a label its column header or section leads
+    ("Cash flows from operating activities:: Net cash provided by financing activities" names financing)."""
+    own = label.rsplit(":", 1)[-1]
+    return own if _WORDS.search(own.lower()) else label
+
+
 def row_amount(item: Item, year: int, stated: Sequence[Stated]) -> Stated | None:
     """The amount of ``item`` in the column of fiscal ``year`` (see the module's docstring), or None."""
     pattern = re.compile(item.names, re.IGNORECASE)
-    rows = [s for s in stated if s.period == year and pattern.search(s.label) and not _OPENING.search(s.label)]
+    rows = [s for s in stated
+            if s.period == year and pattern.search(own_words(s.label)) and not _OPENING.search(s.label)]
     if not rows:
         return None
-    extra = [extra_words(s.label, item) for s in rows]
+    extra = [extra_words(own_words(s.label), item) for s in rows]
     best = min(extra)
     if best > MAX_EXTRA_WORDS:
         return None
     closest = [s for s, e in zip(rows, extra, strict=True) if e == best]
+    missing = [len(_stems(item.label) - _stems(own_words(s.label))) for s in closest]  # "net" PP&E over the gross
+    closest = [s for s, m in zip(closest, missing, strict=True) if m == min(missing)]
     if len({(s.value, s.negative, s.scale) for s in closest}) > 1:
         return None
     return closest[0]
+
+
+def dated(stated: Sequence[Stated], first_year: int | None) -> list[Stated]:
+    """The amounts of an annual report whose fiscal year is ``first_year`` (None: not one), with a
+    statement row's unkeyed period columns read as that year and the years before it, in order: an
+    annual report states its own year first ("Total revenue | 12,000 | 11,000" is FY, FY - 1)."""
+    if first_year is None:
+        return list(stated)
+    return [replace(s, period=first_year - s.column) if s.period is None and s.column is not None else s
+            for s in stated]
+
+
+def in_document_scale(stated: Sequence[Stated], scales: set[float]) -> list[Stated]:
+    """A statement row's amounts (those with a year) in the one unit their document's tables state in the
+    context (``scales``), where their own table does not say it: a statement's "(In thousands)" heads its
+    page, not each row. As they were when the document states several units, or none."""
+    if len(scales) != 1:
+        return list(stated)
+    only = next(iter(scales))
+    return [replace(s, scale=only) if s.scale is None and s.period is not None else s for s in stated]
 
 
 def looked_up(asked: Asked, stated: Sequence[Stated]) -> tuple[dict[str, float], list[Stated]] | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from stages.core.answer import analyst
@@ -17,7 +17,7 @@ from stages.core.answer import typed_reader as reader
 from stages.core.answer.demos import demo_messages
 from stages.core.answer.images import with_figures
 from stages.core.answer.kinds import Kind, asks_to_compute, question_kind
-from stages.core.answer.metrics import yes_no_metric
+from stages.core.answer.metrics import asked_amount, yes_no_metric
 from stages.core.answer.params import TEMPERATURE, AnswerParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock, add_cost
 from stages.core.answer.table_records import table_records
@@ -46,6 +46,7 @@ class TypedSetup:
     prefix: list[dict[str, str]]
     bare: list[dict[str, str]]
     tf_prior: tuple[float, float] | None = None
+    annual_years: dict[str, int] = field(default_factory=dict)  # annual report -> its fiscal year (style analyst)
 
     def prefix_for(self, kind: str, extra_kinds: Sequence[str] = ()) -> list[dict[str, str]]:
         """The prefix for a question of ``kind``; ``extra_kinds`` (a member's own) are shown the demos too."""
@@ -76,10 +77,12 @@ def typed_user_message(question: str, unit: str, units: Sequence[ContextBlock], 
     return user_message(question, unit, kind, units, computes(question, unit, kind))
 
 
-def typed_setup(llm: LLM, params: AnswerParams) -> TypedSetup:
+def typed_setup(llm: LLM, params: AnswerParams, annual_years: Mapping[str, int] | None = None) -> TypedSetup:
     """The prefixes (system prompt, with and without the demonstrations) and the model's content-free
-    True/False prior (one call per run, then cached)."""
+    True/False prior (one call per run, then cached); ``annual_years``: the fiscal year of each annual
+    report (index.cards.annual_years), whose statement rows give that year first."""
     setup = typed_prefixes(params)
+    setup.annual_years = dict(annual_years or {})
     msg = user_message(reader.CONTENT_FREE_QUESTION, BLANK, "true_false", reader.CONTENT_FREE_UNITS)
     reply = llm.complete([*setup.prefix_for("true_false"), {"role": "user", "content": msg}], temperature=0.0,
                          seed=0, max_tokens=24,
@@ -137,6 +140,11 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
         members, facts = _with_facts(llm, q, members, params, setup, asked)
     # read from the calibrated log-probabilities of the two answers (an analyst's yes/no follows its reason)
     tf = kind == "true_false" and not styled
+    # a line item's amount asked in a scale: read from its row by code when the rows state it for its year, else
+    # the reader reads it as any number
+    amount = None
+    if params.style == "analyst" and kind == "numeric" and not styled:
+        amount = asked_amount(question)
     operation = computes(question, unit, kind)
     outs = [AnswerOutcome(Answer(question_id, answer_unit=unit or BLANK, grounded=False), attempts=0)
             for _ in members]
@@ -151,7 +159,9 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
                 continue
             units = typed_units(member.levels[level])
             req = analyst.request(kind, question, len(units), q.metric) if styled else None
-            if req is not None and req.asked is not None and (rows := analyst.read_rows(req.asked, units)):
+            lookup = req.asked if req is not None else amount  # a metric's operands or an amount, by code first
+            rows = analyst.read_rows(lookup, units, setup.annual_years) if lookup is not None else None
+            if rows:
                 readings[m] = (rows[0], units, level, req, rows[1])  # the statement rows state every operand
                 continue
             if req is not None:

@@ -26,6 +26,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -209,6 +210,21 @@ def write_cards(path: Path, cards: list[DocCard], docs_with: dict[str, int], n_d
     """`doc_cards.json`: the cards, and the text document frequency of their words."""
     data = {"n_docs": n_docs, "word_docs": docs_with, "cards": [asdict(c) for c in cards]}
     path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# document types whose statements give a whole fiscal year per column (a quarterly report's columns are quarters)
+ANNUAL_TYPES = frozenset({"10-k", "20-f", "40-f"})  # canonical (DOC_TYPES): "annual report" is a 10-k
+
+
+def annual_years(cards: Sequence[DocCard]) -> dict[str, int]:
+    """The fiscal year of each annual report among the cards (a card of an annual type naming exactly one
+    year): an annual report's statements state that year first and the years before it after."""
+    out: dict[str, int] = {}
+    for c in cards:
+        years = c.years()
+        if len(years) == 1 and c.types() & ANNUAL_TYPES:
+            out[c.doc_id] = int(next(iter(years)))
+    return out
 
 
 def read_namer(path: Path | str, share: float = 0.75) -> DocNamer:

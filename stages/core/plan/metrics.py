@@ -189,6 +189,38 @@ METRICS: tuple[Metric, ...] = (
 )
 
 
+def _amount(name: str, pattern: str, item: Item) -> Metric:
+    return Metric(name, pattern, ((item, 0),), item.key, lambda v: v[0], amount=True)
+
+
+# A line item's own amount ("the FY2018 capital expenditure amount", "year end FY2018 net PPNE"), looked up
+# and checked as a metric's operand is: its row, in its year's column. Named only by a question that asks an
+# amount in a scale ("in USD millions", answer.metrics.asked_metric) and none of METRICS: an item's name
+# alone is in too many questions. Most specific wording first.
+AMOUNTS: tuple[Metric, ...] = (
+    Metric("EBITDA", r"\bEBITDA\b", ((OPERATING_INCOME, 0), (DA, 0)),
+           "operating_income + depreciation_and_amortization", lambda v: v[0] + v[1], amount=True),
+    _amount("capital expenditure", r"\bcapital expenditures?\b|\bcapex\b", CAPEX),
+    _amount("net PP&E", r"\bPP&?N?E\b|\bproperty,? plant,? (?:and|&) equipment\b|\bfixed assets\b", PPE),
+    _amount("accounts payable", r"\baccounts payable\b", PAYABLES),
+    _amount("cost of goods sold", r"\bCOGS\b|\bcosts? of (?:goods sold|sales|revenues?)\b", COGS),
+    _amount("total current assets", CURRENT_ASSETS.names, CURRENT_ASSETS),
+    _amount("total current liabilities", CURRENT_LIABILITIES.names, CURRENT_LIABILITIES),
+    _amount("total assets", r"\btotal assets\b", ASSETS),
+    _amount("operating cash flow", r"\bcash (?:flows? )?(?:from|provided by) operat\w*|\boperating cash flows?\b", CFO),
+    _amount("operating income", r"\boperating (?:income|profit)\b", OPERATING_INCOME),
+    _amount("gross profit", r"\bgross profit\b", GROSS_PROFIT),
+    _amount("net income", r"\bnet (?:income|earnings|profit)\b", NET_INCOME),
+    _amount("inventory", INVENTORY.names, INVENTORY),
+    _amount("revenue", r"\b(?:total |net )?revenues?\b|\bnet sales\b", REVENUE),
+)
+
+
+def named_amount(question: str) -> Metric | None:
+    """The first of AMOUNTS a question names, or None."""
+    return next((m for m in AMOUNTS if re.search(m.pattern, question, re.IGNORECASE)), None)
+
+
 def named_metric(question: str) -> Metric | None:
     """The first of METRICS (most specific wording first) a question names, or None."""
     return next((m for m in METRICS if re.search(m.pattern, question, re.IGNORECASE)), None)
