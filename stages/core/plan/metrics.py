@@ -194,9 +194,9 @@ def _amount(name: str, pattern: str, item: Item) -> Metric:
 
 
 # A line item's own amount ("the FY2018 capital expenditure amount", "year end FY2018 net PPNE"), looked up
-# and checked as a metric's operand is: its row, in its year's column. Named only by a question that asks an
-# amount in a scale ("in USD millions", answer.metrics.asked_metric) and none of METRICS: an item's name
-# alone is in too many questions. Most specific wording first.
+# as a metric's operand is: its row, in its year's column (answer.metrics.asked_amount; a sum of several items
+# is asked as a metric, asked_metric). Named only by a question that asks an amount in a scale ("in USD
+# millions") and none of METRICS: an item's name alone is in too many questions. Most specific wording first.
 AMOUNTS: tuple[Metric, ...] = (
     Metric("EBITDA", r"\bEBITDA\b", ((OPERATING_INCOME, 0), (DA, 0)),
            "operating_income + depreciation_and_amortization", lambda v: v[0] + v[1], amount=True),
