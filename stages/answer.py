@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from stages.core.answer.citing import doc_namer
+from stages.core.answer.citing import answer_cards
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, MemberRun
 from stages.core.answer.images import answer_contexts
 from stages.core.answer.params import AnswerParams, EnsembleParams
@@ -26,7 +26,6 @@ from stages.core.common.dataio import read_metadata, read_questions
 from stages.core.common.inputs import data_params
 from stages.core.common.params import load_params, section
 from stages.core.engine.local import open_engine
-from stages.core.index.cards import CARDS, annual_years, read_namer
 from stages.core.llm.params import LLMParams
 
 OUT_DIR = Path("artifacts/answers")
@@ -47,12 +46,12 @@ def main() -> None:
     questions = read_questions(data_params(params).questions)
     corpus_ids = set(read_metadata(data_params(params).metadata)["id"].to_list())
     contexts = load_contexts(ap)
+    names, years = answer_cards(INDEX_DIR)
     llm_params = section(LLMParams, "llm", params)
     # a call whose context holds a figure goes, with its pixels, to the vision endpoint (vision.*)
     with open_engine(params, [llm_params.api_key_env]) as engine:
         rows, summary = answer_on(engine, llm_params, questions, contexts, ap, ens,
-                                  MemberRun(llm_params.model, corpus_ids, names=doc_namer(INDEX_DIR),
-                                            annual_years=annual_years(read_namer(INDEX_DIR / CARDS).cards)))
+                                  MemberRun(llm_params.model, corpus_ids, names=names, annual_years=years))
         for i, member in enumerate(rows):
             hits = sum(int(r["cache_hits"]) for r in member)
             calls = sum(int(r["attempts"]) for r in member)

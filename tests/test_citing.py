@@ -4,7 +4,7 @@ from pathlib import Path
 
 import polars as pl
 
-from stages.core.answer.citing import cite_named, doc_namer
+from stages.core.answer.citing import answer_cards, cite_named, doc_namer
 from stages.core.index.cards import build_cards, write_cards
 
 
@@ -42,3 +42,5 @@ def test_doc_namer_reads_the_index_cards(tmp_path: Path):
     names = doc_namer(tmp_path)
     assert names("According to Strubell et al. (2019), what was the cost?") == ["strubell2019"]
     assert doc_namer(tmp_path / "missing")("According to Strubell et al. (2019)?") == []
+    names, years = answer_cards(tmp_path)  # the namer and the annual reports' years, from one read
+    assert names("According to Strubell et al. (2019), what was the cost?") == ["strubell2019"] and years == {}

@@ -23,7 +23,7 @@ import polars as pl
 import yaml
 from tqdm import tqdm
 
-from stages.core.answer.citing import doc_namer
+from stages.core.answer.citing import answer_cards
 from stages.core.answer.ensemble import MEMBER_SCHEMA_OVERRIDES, MemberRun, answer_members
 from stages.core.answer.params import AnswerParams, EnsembleParams
 from stages.core.answer.record import context_blocks
@@ -144,8 +144,9 @@ def _answer(llm: LLM, params: dict[str, Any], labels: pl.DataFrame, blocks: dict
             desc: str) -> list[list[dict[str, Any]]]:
     """Every member's answer rows, exactly as the answer stage asks (`ensemble.answer_members`)."""
     ap = section(AnswerParams, "answer", params)
-    run = MemberRun(section(LLMParams, "llm", params).model, set(meta["id"].to_list()), names=doc_namer(INDEX_DIR),
-                    desc=desc)
+    names, years = answer_cards(INDEX_DIR)
+    run = MemberRun(section(LLMParams, "llm", params).model, set(meta["id"].to_list()), names=names,
+                    annual_years=years, desc=desc)
     return answer_members(llm, labels, blocks, ap, section(EnsembleParams, "ensemble", params), run)
 
 

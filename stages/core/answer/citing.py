@@ -12,15 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from stages.core.index.cards import CARDS, read_namer
+from stages.core.index.cards import CARDS, DocNamer, annual_years, read_namer
 
 Namer = Callable[[str], Sequence[str]]  # question -> the ids of the documents it names, best first
 
 
 def doc_namer(index_dir: Path, share: float = 0.75) -> Namer:
     """The namer of an index directory's `doc_cards.json` (a missing file names nothing)."""
-    namer = read_namer(index_dir / CARDS, share)
+    return _names(read_namer(index_dir / CARDS, share))
+
+
+def _names(namer: DocNamer) -> Namer:
     return lambda question: [n.doc_id for n in namer.name(question)]
+
+
+def answer_cards(index_dir: Path) -> tuple[Namer, dict[str, int]]:
+    """What answering reads from an index directory's `doc_cards.json`, read once: the namer and the
+    fiscal year of each annual report (index.cards.annual_years)."""
+    namer = read_namer(index_dir / CARDS)
+    return _names(namer), annual_years(namer.cards)
 
 
 def cite_named(refs: list[str], question: str, context_docs: Iterable[str], names: Namer) -> list[str]:
