@@ -87,7 +87,7 @@ def stated_amounts(text: str) -> list[Stated]:
             field = line[pos:end.start() if end else len(line)]
             pos = end.end() if end else len(line)
             if m := _TABLE_SCALE.search(field):
-                scale = MAGNITUDE_WORDS[(m.group(1) or m.group(2)).lower().rstrip("s")]
+                scale = _table_scale(m)
             key = _COLUMN_KEY.match(field)
             years = _KEY_YEAR.findall(key.group(1)) if key else []
             # a column key names a period ("2016:", "December 31, 2016:"): its numbers are no amounts, and
@@ -174,7 +174,11 @@ def _named_header(line: str) -> bool:
 
 def stated_scales(text: str) -> set[float]:
     """The units a text's tables state ("(in thousands)": 1e3)."""
-    return {MAGNITUDE_WORDS[(m.group(1) or m.group(2)).lower().rstrip("s")] for m in _TABLE_SCALE.finditer(text)}
+    return {_table_scale(m) for m in _TABLE_SCALE.finditer(text)}
+
+
+def _table_scale(m: re.Match[str]) -> float:
+    return MAGNITUDE_WORDS[(m.group(1) or m.group(2)).lower().rstrip("s")]
 
 
 def header_years(line: str) -> list[int]:

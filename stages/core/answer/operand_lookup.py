@@ -49,20 +49,20 @@ def own_words(label: str) -> str:
 def row_amount(item: Item, year: int, stated: Sequence[Stated]) -> Stated | None:
     """The amount of ``item`` in the column of fiscal ``year`` (see the module's docstring), or None."""
     pattern = re.compile(item.names, re.IGNORECASE)
-    rows = [s for s in stated
-            if s.period == year and pattern.search(own_words(s.label)) and not _OPENING.search(s.label)]
+    rows = [(s, own) for s in stated if s.period == year and not _OPENING.search(s.label)
+            and pattern.search(own := own_words(s.label))]
     if not rows:
         return None
-    extra = [extra_words(own_words(s.label), item) for s in rows]
+    extra = [extra_words(own, item) for _, own in rows]
     best = min(extra)
     if best > MAX_EXTRA_WORDS:
         return None
-    closest = [s for s, e in zip(rows, extra, strict=True) if e == best]
-    missing = [len(_stems(item.label) - _stems(own_words(s.label))) for s in closest]  # "net" PP&E over the gross
-    closest = [s for s, m in zip(closest, missing, strict=True) if m == min(missing)]
-    if len({(s.value, s.negative, s.scale) for s in closest}) > 1:
+    closest = [(s, own) for (s, own), e in zip(rows, extra, strict=True) if e == best]
+    missing = [len(_stems(item.label) - _stems(own)) for _, own in closest]  # "net" PP&E over the gross line
+    closest = [(s, own) for (s, own), m in zip(closest, missing, strict=True) if m == min(missing)]
+    if len({(s.value, s.negative, s.scale) for s, _ in closest}) > 1:
         return None
-    return closest[0]
+    return closest[0][0]
 
 
 def dated(stated: Sequence[Stated], first_year: int | None) -> list[Stated]:
