@@ -228,3 +228,56 @@ def test_a_statements_unit_heading_its_page_scales_its_rows():
     scaled = in_document_scale(dated(stated, 2018), stated_scales(page))
     assert row_amount(PAYABLES, 2018, scaled).scale == 1e3
     assert in_document_scale(dated(stated, 2018), {1e3, 1e6}) == dated(stated, 2018)  # two units: which is unknown
+
+
+def test_the_owners_share_of_a_total_is_the_companys_line_and_the_minoritys_part_is_not():
+    """"Net income attributable to shareowners of Acme" is the company's net income (its label's owners are
+    no extra words); the part attributable to the noncontrolling interests is never it."""
+    rows = stated_amounts("INCOME | Consolidated net income | 1,283 | 6,550\n"
+                          "INCOME | Less: Net income attributable to noncontrolling interests | 35 | 23\n"
+                          "INCOME | Net income attributable to shareowners of The Acme Beverage Company | 1,248 | 6,527")
+    assert row_amount(NET_INCOME, 2017, dated(rows, 2017)).value == 1248
+    minority = stated_amounts("INCOME | Net earnings attributable to noncontrolling interests | 2 | 1")
+    assert row_amount(NET_INCOME, 2017, dated(minority, 2017)) is None
+    including = stated_amounts("INCOME | Net earnings including noncontrolling interests | 1,228 | 897")
+    assert row_amount(NET_INCOME, 2017, dated(including, 2017)).value == 1228
+
+
+def test_money_from_selling_equipment_is_no_capital_expenditure():
+    rows = stated_amounts("CASH FLOWS | Dispositions of property and equipment | 25,612 | 718\n"
+                          "CASH FLOWS | Proceeds from sale of property and equipment | 40 | 12")
+    assert row_amount(CAPEX, 2018, dated(rows, 2018)) is None
+    spent = stated_amounts("CASH FLOWS | Capital expenditures, net of construction payable | (777) | (1,486)")
+    assert row_amount(CAPEX, 2018, dated(rows + spent, 2018)).value == 777
+
+
+def test_a_note_reference_is_no_amount():
+    rows = stated_amounts("| Inventories, net (Note | 6) | 2,438 | 2,320 |\n| Goodwill (Notes 8 and 9) | 400 | 390 |")
+    assert [(s.label.strip(), s.value, s.column) for s in rows] == [
+        ("Inventories, net", 2438, 0), ("Inventories, net", 2320, 1), ("Goodwill", 400, 0), ("Goodwill", 390, 1)]
+
+
+WORKING_ROWS = ("| Net sales | 16,865 | 15,740 |\n| Cost of sales | 11,108 | 10,305 |\n| Receivables | 1,680 | 1,684 |\n"
+                "| Inventories | 1,559 | 1,642 |\n| Accounts payable | 2,854 | 2,746 |\n"
+                "| Net earnings attributable to Acme | 2,707 | 2,131 |\n| Dividends paid | (1,244) | (1,246) |")
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What is the FY2019 cash conversion cycle (CCC)? Round your answer to two decimal places.",
+     365 * (1600.5 / 11108 + 1682 / 16865 - 2800 / (11108 + 1559 - 1642))),
+    ("What is the FY2019 days sales outstanding (DSO)?", 365 * 1682 / 16865),
+    ("What is the FY2019 days inventory outstanding?", 365 * 1600.5 / 11108),
+    ("What is the FY2019 dividend payout ratio?", 1244 / 2707),
+    ("What is the FY2019 retention ratio?", (2707 - 1244) / 2707),
+])
+def test_working_capital_days_and_what_is_paid_out_are_computed_from_their_rows(question, expected):
+    asked = asked_metric(question)
+    copied, _ = looked_up(asked, dated(stated_amounts(WORKING_ROWS), 2019))
+    assert compute_metric(asked, copied).value == pytest.approx(expected, abs=0.006)
+
+
+def test_a_cost_or_an_expense_named_after_sales_is_no_revenue():
+    rows = stated_amounts("| Cost of sales | 11,108 | 10,305 |\n| Sales and marketing | 926 | 1,062 |\n"
+                          "| Deferred revenues | 220 | 122 |\n| Revenue per available room | 153 | 147 |")
+    assert row_amount(REVENUE, 2019, dated(rows, 2019)) is None
+    assert row_amount(REVENUE, 2019, dated(stated_amounts("| Total net revenues | 6,489 | 7,500 |"), 2019)).value == 6489

@@ -8,9 +8,9 @@ import polars as pl
 from test_doc_cards import retriever  # tests/ is on sys.path (conftest.py)
 
 from stages.core.index.store import IndexParams, build_index
-from stages.core.plan.metrics import line_item_words
+from stages.core.plan.metrics import operand_names
 from stages.core.retrieve.params import RetrieveParams
-from stages.core.retrieve.search import Retriever
+from stages.core.retrieve.search import Retriever, with_plurals
 from stages.core.retrieve.statements import (StatementPages, asked_kinds, number_share, page_scores,
                                              statement_words_apart)
 
@@ -33,6 +33,8 @@ def test_a_question_asks_for_a_statement_by_its_name_or_by_a_metric_from_its_lin
     assert asked_kinds("Is the quick ratio healthy for FY 2022?") == ["balance sheet"]
     assert asked_kinds("Did the operating margin improve in FY2022?") == ["income statement"]
     assert asked_kinds("What is the capex as a % of revenue?") == ["cash flow", "income statement"]
+    assert asked_kinds("What is the FY2022 retention ratio?") == ["cash flow", "income statement"]
+    assert asked_kinds("What is the FY2019 cash conversion cycle?") == ["balance sheet", "income statement"]
     assert asked_kinds("Who is the new CEO?") == []
 
 
@@ -44,10 +46,11 @@ def test_a_page_is_a_statement_by_its_rows_even_when_its_title_is_lost():
     assert number_share(CASH_FLOWS) > 0.3 and number_share(PROSE) == 0.0
 
 
-def statement_nodes() -> pl.DataFrame:
+def statement_nodes(pages: dict[int, list[str]] | None = None) -> pl.DataFrame:
     """One filing: page 1 a discussion that names the cash flow lines in prose, page 2 the statement
-    (no title), page 3 its continuation, page 4 unrelated; another filing with no statement."""
-    pages = {1: PROSE, 2: CASH_FLOWS[:5], 3: CASH_FLOWS[5:], 4: ["Our employees and our culture matter."]}
+    (no title), page 3 its continuation, page 4 unrelated (or the given pages); another filing with no
+    statement."""
+    pages = pages or {1: PROSE, 2: CASH_FLOWS[:5], 3: CASH_FLOWS[5:], 4: ["Our employees and our culture matter."]}
     rows = [("acme", None, "document", "acme", "", 0, None, False), ("acme:sec0", "acme", "section", "acme", "", 0, None,
                                                                       False)]
     rows.append(("acme:sec0:p0", "acme:sec0", "paragraph", "acme", "ACME ROCKET WORKS annual report fiscal 2018",
@@ -82,8 +85,8 @@ def test_the_statement_page_is_the_page_of_numbers_not_the_prose_that_names_its_
     assert pages.node_ids(["acme"], ["balance sheet"]) == set()
 
 
-def statement_retriever(tmp_path) -> Retriever:
-    nodes = statement_nodes()
+def statement_retriever(tmp_path, nodes: pl.DataFrame | None = None) -> Retriever:
+    nodes = statement_nodes() if nodes is None else nodes
     searchable = nodes.filter(pl.col("level").is_in(["paragraph", "sentence"]))
     rng = np.random.default_rng(3)
     vecs = [v / np.linalg.norm(v) for v in rng.normal(size=(searchable.height, 8)).astype(np.float32)]
@@ -132,11 +135,36 @@ def test_the_statements_name_ranks_no_row_of_its_page(tmp_path):
 
 def test_a_metric_leads_with_the_rows_of_its_line_items(tmp_path):
     """A metric's name is no row of a statement: its operands' line items rank the rows."""
-    assert line_item_words("What is the FY2018 free cash flow?") == \
-        "net cash provided by operating activities purchases of property, plant and equipment"
-    assert line_item_words("Who is the CEO?") == ""
+    assert operand_names("What is the FY2018 free cash flow?") == [
+        "net cash provided by operating activities", "purchases of property, plant and equipment capital expenditure"]
+    assert operand_names("Who is the CEO?") == []
     r = statement_retriever(tmp_path)
     text = dict(zip(*statement_nodes().select("node_id", "text")))
     lead = r.statement_lead("What was Acme's FY2018 free cash flow? Use the cash flow statement.",
                             "What was FY2018 free cash flow? Use the cash flow statement.", {"acme": 2.0}, 0.4)
     assert any(text[ids[0]].startswith("Purchases of property, plant and equipment") for ids, _ in lead)
+
+
+INCOME = ["Revenues 12,000 11,000 10,500", "Cost of revenues (7,000) (6,600) (6,100)", "Gross profit 5,000 4,400 4,400",
+          "Operating income 1,900 1,500 1,600", "Net income 1,300 1,100 1,150", "Diluted earnings per share 2.10 1.80",
+          "Weighted average shares outstanding 620 611"]
+BALANCE = ["Cash and cash equivalents 2,000 1,800", "Accounts receivable, net 1,500 1,400", "Inventories 900 850",
+           "Total current assets 4,400 4,050", "Property, plant and equipment, net 6,000 5,800", "Goodwill 3,100 3,100",
+           "Total assets 15,000 14,200", "Accounts payable 1,200 1,150", "Total current liabilities 3,300 3,000",
+           "Long-term debt 4,000 4,100", "Total liabilities 9,000 8,800", "Retained earnings 5,000 4,500",
+           "Total shareholders' equity 6,000 5,400"]
+
+
+def test_a_metric_of_two_statements_leads_with_a_row_of_each_of_its_line_items(tmp_path):
+    """Asset turnover takes revenue from the income statement and total assets from the balance sheet:
+    each line item ranks rows by its own words, the items taking turns, so the few lead rows hold both
+    (ranked together, the many "total ... assets" rows would fill the lead); and "Revenues" is found by
+    the item's "revenue" (keyword search does not stem)."""
+    assert with_plurals("total revenue net sales") == "total totals revenue revenues net nets sales"
+    nodes = statement_nodes({1: PROSE, 2: INCOME, 3: BALANCE})
+    r = statement_retriever(tmp_path, nodes)
+    text = dict(zip(*nodes.select("node_id", "text")))
+    q = "What is Acme's FY2018 asset turnover ratio? Use the income statement and the balance sheet."
+    lead = r.statement_lead(q, r.keyword_query(q, {"acme": 2.0}), {"acme": 2.0}, 0.4)
+    firsts = [text[ids[0]].split(" ")[0] for ids, _ in lead]
+    assert len(lead) == 2 and "Revenues" in firsts and any(text[ids[0]].startswith("Total assets") for ids, _ in lead)

@@ -41,16 +41,26 @@ def extra_words(label: str, item: Item) -> int:
 
 def own_words(label: str) -> str:
     """A row's own words: those after the last colon of a label its column header or section leads
-    ("Cash flows from operating activities:: Net cash provided by financing activities" names financing)."""
+    ("Cash flows from operating activities:: Net cash provided by financing activities" names financing),
+    without the owners a total belongs to ("Net income attributable to shareowners of Acme", "Net earnings
+    including noncontrolling interests": the company's net income); the part that belongs to the
+    noncontrolling interests alone is another line (`_MINORITY_PART`)."""
     own = label.rsplit(":", 1)[-1]
-    return own if _WORDS.search(own.lower()) else label
+    own = own if _WORDS.search(own.lower()) else label
+    return _OWNERS.sub("", own) if not _MINORITY_PART.search(own) else own
+
+
+# whose share of a total a row states: the company's owners' (its total), or the minority's part alone
+_OWNERS = re.compile(r"\b(?:attributable|available) to\b.*|\bincluding (?:non-?controlling|minority) interests?\b.*",
+                     re.IGNORECASE)
+_MINORITY_PART = re.compile(r"\b(?:attributable|available) to (?:the )?(?:non-?controlling|minority)\b", re.IGNORECASE)
 
 
 def row_amount(item: Item, year: int, stated: Sequence[Stated]) -> Stated | None:
     """The amount of ``item`` in the column of fiscal ``year`` (see the module's docstring), or None."""
     pattern = re.compile(item.names, re.IGNORECASE)
     rows = [(s, own) for s in stated if s.period == year and not _OPENING.search(s.label)
-            and pattern.search(own := own_words(s.label))]
+            and not _MINORITY_PART.search(s.label) and pattern.search(own := own_words(s.label))]
     if not rows:
         return None
     extra = [extra_words(own, item) for _, own in rows]

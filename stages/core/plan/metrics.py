@@ -3,7 +3,7 @@
 A question that asks for "the quick ratio" or "the year-over-year change in revenue" names a metric
 (`METRICS`: the textbook definitions, which are also how analysts' questions define them) whose
 operands are line items of the statements (`Item`: how statements name each line). Retrieval looks
-for those lines on the statement pages (retrieve.search.statement_lead, by `line_item_words`); the
+for those lines on the statement pages (retrieve.search.statement_lead, by `operand_names`); the
 analyst reader asks for each by name and fiscal year and computes the metric by code
 (answer.metrics).
 """
@@ -29,7 +29,10 @@ class Item:
     absent_is_zero: bool = False
 
 
-REVENUE = Item("revenue", "total revenue (net sales)", r"\brevenues?\b|\bsales\b")
+# a cost, an expense or a balance named after sales is no revenue line ("Cost of sales", "Sales and marketing",
+# "Deferred revenue", "Revenue per available room")
+REVENUE = Item("revenue", "total revenue (net sales)",
+               r"^(?!.*\b(?:costs? of|deferred|unearned|marketing|expenses?|per)\b).*(?:\brevenues?\b|\bsales\b)")
 COGS = Item("cost_of_goods_sold", "cost of goods sold (cost of sales / cost of revenue)",
             r"\bcosts? of (?:goods |products )?(?:sold|sales|revenues?)\b|\bcost of goods\b")
 INVENTORY = Item("inventory", "inventories", r"\binventor(?:y|ies)\b")
@@ -47,7 +50,8 @@ RECEIVABLES = Item("receivables", "accounts receivable, net", r"\breceivables?\b
 CFO = Item("operating_cash_flow", "net cash provided by operating activities",
            r"\boperating activities\b|\bfrom operations\b|\boperating cash flows?\b", size=False)
 CAPEX = Item("capital_expenditure", "purchases of property, plant and equipment (capital expenditure)",
-             r"\bcapital (?:expenditures?|spending)\b|\bproperty\b|\bequipment\b|\bPP&E\b|\bcapex\b")
+             r"^(?!.*\b(?:proceeds|dispos(?:als?|itions?)|sales?)\b)"  # money in from selling assets is no capex
+             r".*(?:\bcapital (?:expenditures?|spending)\b|\bproperty\b|\bequipment\b|\bPP&E\b|\bcapex\b)")
 NET_INCOME = Item("net_income", "net income",
                   r"\bnet (?:income|earnings|profit|loss)\b|\bearnings attributable\b", size=False)
 OPERATING_INCOME = Item("operating_income", "operating income",
@@ -64,6 +68,7 @@ INCOME_TAX = Item("income_tax_expense", "provision for income taxes (income tax 
                   r"(?<!before )(?<!before provision for )\bincome taxes\b", size=False)
 PRETAX_INCOME = Item("pretax_income", "income before income taxes",
                      r"\b(?:income|earnings|profit) (?:\(loss\) )?before (?:provision for )?income taxes\b", size=False)
+DIVIDENDS = Item("dividends_paid", "cash dividends paid", r"\bdividends?\b(?!.*\bper\b)")  # not "... per share"
 DA = Item("depreciation_and_amortization", "depreciation and amortization (cash flow statement)",
           r"\bdepreciation\b|\bamortization\b")
 
@@ -128,6 +133,25 @@ def _change(name: str, item: Item) -> Metric:
 # most specific wording first: "fixed asset turnover" before "asset turnover", "net working capital" (an
 # amount) before "working capital ratio"
 METRICS: tuple[Metric, ...] = (
+    Metric("cash conversion cycle", r"\bcash conversion cycle\b|\bCCC\b",
+           ((INVENTORY, 0), (INVENTORY, 1), (COGS, 0), (RECEIVABLES, 0), (RECEIVABLES, 1), (REVENUE, 0),
+            (PAYABLES, 0), (PAYABLES, 1)),
+           "DIO + DSO - DPO = 365 * average inventory / cost_of_goods_sold + 365 * average receivables / revenue"
+           " - 365 * average accounts_payable / (cost_of_goods_sold + change in inventory)",
+           lambda v: 365 * (_avg(v[0], v[1]) / v[2] + _avg(v[3], v[4]) / v[5]
+                            - _avg(v[6], v[7]) / (v[2] + v[0] - v[1])),
+           plausible=(-DAYS[1], DAYS[1])),
+    Metric("days sales outstanding", r"\bdays (?:of )?sales outstanding\b|\bDSO\b",
+           ((RECEIVABLES, 0), (RECEIVABLES, 1), (REVENUE, 0)), "365 * average receivables / revenue",
+           lambda v: 365 * _avg(v[0], v[1]) / v[2], plausible=DAYS),
+    Metric("days inventory outstanding", r"\bdays (?:of )?inventory (?:outstanding|on hand)\b|\bDIO\b",
+           ((INVENTORY, 0), (INVENTORY, 1), (COGS, 0)), "365 * average inventory / cost_of_goods_sold",
+           lambda v: 365 * _avg(v[0], v[1]) / v[2], plausible=DAYS),
+    Metric("dividend payout ratio", r"\b(?:dividend )?payout ratio\b", ((DIVIDENDS, 0), (NET_INCOME, 0)),
+           "dividends_paid / net_income", lambda v: v[0] / v[1], plausible=(-10.0, 10.0)),
+    Metric("retention ratio", r"\b(?:earnings )?retention ratio\b|\bplowback ratio\b",
+           ((DIVIDENDS, 0), (NET_INCOME, 0)),
+           "(net_income - dividends_paid) / net_income", lambda v: (v[1] - v[0]) / v[1], plausible=(-10.0, 10.0)),
     Metric("days payable outstanding", r"\bdays payable outstanding\b|\bDPO\b",
            ((PAYABLES, 0), (PAYABLES, 1), (COGS, 0), (INVENTORY, 0), (INVENTORY, 1)),
            "365 * average accounts_payable / (cost_of_goods_sold + change in inventory)",
@@ -226,16 +250,15 @@ def named_metric(question: str) -> Metric | None:
     return next((m for m in METRICS if re.search(m.pattern, question, re.IGNORECASE)), None)
 
 
-def line_item_words(question: str) -> str:
-    """The words of the line items the metric a question names is computed from, as statements label
-    them ("quick ratio": cash and cash equivalents, short-term investments, accounts receivable, net,
-    total current liabilities); "" when it names none. A metric's name is seldom a row of a statement,
-    its operands are."""
+def operand_names(question: str) -> list[str]:
+    """The names statements give each line item the metric a question names is computed from ("quick
+    ratio": "cash and cash equivalents", "short-term investments marketable securities", "accounts
+    receivable, net", "total current liabilities"), each item once, as words to search rows by; [] when it
+    names none. A metric's name is seldom a row of a statement, its operands are."""
     metric = named_metric(question)
     if metric is None:
-        return ""
-    labels = dict.fromkeys(_ASIDE.sub(" ", item.label) for item, _ in metric.operands)
-    return " ".join(" ".join(label.split()) for label in labels)
+        return []
+    return list(dict.fromkeys(" ".join(_PUNCT.sub(" ", item.label).split()) for item, _ in metric.operands))
 
 
-_ASIDE = re.compile(r"\(.*?\)")  # a label's aside: "(cost of sales / cost of revenue)", "(cash flow statement)"
+_PUNCT = re.compile(r"[()/]")  # a label's aside is other names of its line: "(cost of sales / cost of revenue)"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+from itertools import zip_longest
 from pathlib import Path
 
 import polars as pl
@@ -10,7 +11,7 @@ from tqdm import tqdm
 
 from stages.core.embed.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index.store import Index
-from stages.core.plan.metrics import line_item_words
+from stages.core.plan.metrics import operand_names
 from stages.core.retrieve.params import RETRY_K_FACTOR, Depth, RetrieveParams
 from stages.core.retrieve.ranking import RetrievedUnit, build_context, extend_context
 from stages.core.retrieve.statements import StatementPages, asked_kinds, statement_words_apart
@@ -30,6 +31,12 @@ CONTEXT_SCHEMA = {
     "score": pl.Float64, "frequency": pl.Int32, "source": pl.String, "page": pl.Int64, "n_tokens": pl.Int32,
     "media": pl.String, "text": pl.String,
 }
+
+
+def with_plurals(words: str) -> str:
+    """Each word also with an "s": keyword search does not stem, and statements label a line "Revenues" as
+    often as "Revenue"."""
+    return " ".join(f"{w} {w}s" if w.isalpha() and not w.endswith("s") else w for w in words.split())
 
 
 class Retriever:
@@ -82,21 +89,28 @@ class Retriever:
                        factor: float = 1.0) -> list[tuple[list[str], float]]:
         """The keyword hits on the pages of the statements the question asks about (statements.py) in the
         documents it names, best first: they lead the keyword list (none when it asks about none). Rows are
-        ranked without the statements' names (statement_words_apart) and with the names of the line items
-        of the metric it asks for (plan.metrics.line_item_words: a "quick ratio" is no row, its operands
-        are); when those words match fewer rows than the lead holds, the rows the statements' names match
-        fill it, so the statement's page still leads."""
+        ranked without the statements' names (statement_words_apart) and, for a metric, once per line item
+        it is computed from (plan.metrics.operand_names: a "quick ratio" is no row, its operands are),
+        the items taking turns, so a metric of two statements gets rows of both; when those words match
+        fewer rows than the lead holds, the rows the statements' names match fill it, so the statement's
+        page still leads."""
         kinds = asked_kinds(question)
         only = self.statements.node_ids(weights, kinds) if kinds else set()
         if not only:
             return []
         k = math.ceil(STATEMENT_UNITS * factor)
-        rows = f"{statement_words_apart(kw_query)} {line_item_words(question)}"
-        lead = self.index.keyword(rows, k, doc_weights=weights, only=only)
-        if len(lead) < k:
-            have = {tuple(ids) for ids, _ in lead}
-            lead += [h for h in self.index.keyword(kw_query, k, doc_weights=weights, only=only)
-                     if tuple(h[0]) not in have][:k - len(lead)]
+        apart = statement_words_apart(kw_query)
+        rows = [self.index.keyword(f"{apart} {with_plurals(statement_words_apart(label))}", k, doc_weights=weights,
+                                   only=only)
+                for label in operand_names(question) or [""]]
+        titled = self.index.keyword(kw_query, k, doc_weights=weights, only=only)
+        lead: list[tuple[list[str], float]] = []
+        have: set[tuple[str, ...]] = set()
+        # each line item's best row in turn, then its second best, ...; then the rows the titles match
+        for hit in [h for rank in zip_longest(*rows) for h in rank if h is not None] + titled:
+            if tuple(hit[0]) not in have and len(lead) < k:
+                have.add(tuple(hit[0]))
+                lead.append(hit)
         return lead
 
     def retrieve(self, queries: list[str], p: RetrieveParams, answer_unit: str | None = None,

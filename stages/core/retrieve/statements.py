@@ -24,17 +24,20 @@ import polars as pl
 ASKED: dict[str, re.Pattern[str]] = {
     "cash flow": re.compile(
         r"cash\s*flows?\b|capex|capital\s+expenditure|free\s+cash|\bfcf\b|dividends?\s+paid|"
-        r"(?:share|stock)\s+(?:repurchase|buyback)|depreciation|amortization|d&a|capital[-\s]+intensi", re.I),
+        r"(?:share|stock)\s+(?:repurchase|buyback)|depreciation|amortization|d&a|capital[-\s]+intensi|"
+        r"(?:payout|retention)\s+ratio", re.I),
     "balance sheet": re.compile(
         r"balance\s+sheet|financial\s+position|pp&?e\b|ppne|property,?\s+plant|working\s+capital|"
         r"quick\s+ratio|current\s+ratio|total\s+assets|return\s+on\s+(?:average\s+)?assets|\broa\b|"
         r"inventor(?:y|ies)|receivables?|payables?|\bdpo\b|total\s+(?:debt|liabilities)|"
-        r"(?:shareholders|stockholders)['’]?\s+equity|book\s+value|debt[-\s]to[-\s]equity|cash\s+and\s+cash", re.I),
+        r"(?:shareholders|stockholders)['’]?\s+equity|book\s+value|debt[-\s]to[-\s]equity|cash\s+and\s+cash|"
+        r"cash\s+conversion\s+cycle|days\s+(?:of\s+)?(?:sales|inventory)", re.I),
     "income statement": re.compile(
         r"income\s+statement|statements?\s+of\s+(?:income|operations|earnings)|\bp&l\b|profit\s+and\s+loss|"
         r"revenues?\b|net\s+sales|margin|gross\s+profit|operating\s+income|net\s+(?:income|earnings)|"
         r"\beps\b|earnings\s+per\s+share|cost\s+of\s+(?:goods|sales|revenue)|\bcogs\b|ebitda?\b|"
-        r"\bsg&a\b|interest\s+expense|effective\s+tax|capital[-\s]+intensi", re.I),
+        r"\bsg&a\b|interest\s+expense|effective\s+tax|capital[-\s]+intensi|(?:payout|retention)\s+ratio|"
+        r"cash\s+conversion\s+cycle|days\s+(?:of\s+)?(?:sales|inventory)", re.I),
 }
 # the row labels each statement holds whatever the company (lower case, spaces squeezed out, so a word a
 # PDF font split still matches); a page holding MIN_ROWS of them is that statement
