@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from stages.core.answer import analyst, analyst_text
-from stages.core.answer.metrics import asked_amount, asked_metric, compute_metric
+from stages.core.answer.metrics import asked_amount, asked_metric, compute_metric, decided_yes, per_year_values
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import Answer, ContextBlock
 from stages.core.answer.submission import build_submission
@@ -186,6 +186,39 @@ def test_a_yes_no_question_on_a_metric_gets_the_metric_computed_first():
     assert f"[3] AWK_2022_10K: {analyst.FACT_PREFIX}working capital" in llm.prompts[1]
     assert "FY2022 -1561.00" in llm.prompts[1] and "FY2022 -1561.00" in a.explanation
     assert a.answer_value == "No"
+
+
+DEBT_ROWS = [ContextBlock("MSFT_2023_10K", "BALANCE SHEETS | Long-term debt | June 30, 2023: 41,990 | June 30, 2022: "
+                                           "47,032"),
+             ContextBlock("MSFT_2023_10K", "BALANCE SHEETS | Current portion of long-term debt | June 30, 2023: 5,247 | "
+                                           "June 30, 2022: 2,749")]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Has Microsoft increased its debt on balance sheet between FY2023 and the FY2022 period?", "No"),
+    ("Has Microsoft decreased its debt on balance sheet between FY2023 and the FY2022 period?", "Yes"),
+])
+def test_a_change_the_computed_metric_shows_answers_the_yes_no_question(question, expected):
+    """The reader may say "Yes" to "increased" while the fact it is shown falls (49,781 -> 47,237): a
+    question about a metric's change (or its sign) is answered by the computed values."""
+    says_yes = {"units": [1], "reason": "Debt rose.", "answer": True}
+    a, llm = _answer(question, "text", {"answer_yes_no": json.dumps(says_yes)}, "analyst", [DEBT_ROWS])
+    assert a.answer_value == expected and "FY2022 49781.00, FY2023 47237.00" in a.answer
+    assert a.answer.startswith(f"{expected}. ") and "Debt rose" not in a.answer
+
+
+def test_what_a_yes_no_question_on_a_metric_asks_of_its_values():
+    debt = asked_metric("What is the FY2023 total debt?")
+    days = asked_metric("What is the FY2023 days payable outstanding (DPO)?")
+    assert per_year_values("total debt = a + b: FY2022 49781.00, FY2023 47237.00 (with a_FY2022 = 1)") == [
+        (2022, 49781.0), (2023, 47237.0)]
+    rising, flat = [(2022, 1.0), (2023, 2.0)], [(2022, 2.0), (2023, 2.0)]
+    assert decided_yes("Did its total debt grow in FY2023?", debt, rising) is True
+    assert decided_yes("Did its total debt decline in FY2023?", debt, rising) is False
+    assert decided_yes("Did its total debt grow in FY2023?", debt, flat) is None
+    assert decided_yes("Are its days payable outstanding improving?", days, rising) is None  # which way is better?
+    assert decided_yes("Does it have positive working capital?", debt, [(2023, -5.0)]) is False
+    assert decided_yes("Is its quick ratio healthy?", debt, rising) is None
 
 
 def test_ebitda_margin_a_cost_share_of_revenue_and_a_profits_change_are_computed():

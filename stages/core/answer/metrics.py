@@ -156,3 +156,42 @@ def yes_no_metric(question: str) -> Asked | None:
         return None
     last = max(asked.years)
     return Asked(asked.metric, (last - 1, last), asked.decimals, average=False)
+
+
+# what a yes/no question about a metric's change or sign asks ("Has X increased its debt ...?", "an improving
+# operating margin", "positive working capital"); for a metric that is better lower (days, a cycle, debt),
+# "improving" says no direction
+_UP = re.compile(r"\b(?:increas\w*|grow(?:n|s|ing|th)?|grew|improv\w*|ris(?:e|en|es|ing)|rose|higher|expand\w*)\b",
+                 re.IGNORECASE)
+_DOWN = re.compile(r"\b(?:decreas\w*|declin\w*|reduc\w*|fall(?:s|en|ing)?|fell|lower(?:ed)?|shr[iu]nk\w*|"
+                   r"deteriorat\w*)\b", re.IGNORECASE)
+_BETTER_LOWER = re.compile(r"\bdays\b|\bcycle\b|\bdebt\b", re.IGNORECASE)
+_SIGN = re.compile(r"\b(positive|negative)\b", re.IGNORECASE)
+_YEAR_VALUE = re.compile(r"\bFY(\d{4}) (-?\d+(?:\.\d+)?)%?")
+
+
+def per_year_values(fact: str) -> list[tuple[int, float]]:
+    """The metric's value of each year in a computed fact (compute_metric's explanation of a change:
+    "...: FY2022 49781.00, FY2023 47237.00 (with ...)"), in order; [] when it states none."""
+    head = fact.split("(with", 1)[0]
+    return [(int(y), float(v)) for y, v in _YEAR_VALUE.findall(head)]
+
+
+def decided_yes(question: str, asked: Asked, per_year: list[tuple[int, float]]) -> bool | None:
+    """The answer to a yes/no question about a metric's change or sign, decided by its computed values:
+    "increased / grew / improving" is yes when the last year's value is above the year before's,
+    "decreased / declined" when below, "positive" ("negative") when the last year's is above (below) zero;
+    None when the question asks neither, asks both, or the values do not tell (equal, missing)."""
+    if not per_year:
+        return None
+    last = per_year[-1][1]
+    ups = {w.lower() for w in _UP.findall(question)}
+    if _BETTER_LOWER.search(asked.metric.name) and all(w.startswith("improv") for w in ups):
+        ups = set()  # "an improving cash conversion cycle" is a shorter one
+    up, down = bool(ups), bool(_DOWN.search(question))
+    if up != down and len(per_year) >= 2 and per_year[-2][1] != last:
+        return last > per_year[-2][1] if up else last < per_year[-2][1]
+    signs = {m.lower() for m in _SIGN.findall(question)}
+    if len(signs) == 1 and not (up or down) and last != 0:
+        return last > 0 if signs == {"positive"} else last < 0
+    return None

@@ -17,7 +17,7 @@ from stages.core.answer import typed_reader as reader
 from stages.core.answer.demos import demo_messages
 from stages.core.answer.images import with_figures
 from stages.core.answer.kinds import Kind, asks_to_compute, question_kind
-from stages.core.answer.metrics import asked_amount, yes_no_metric
+from stages.core.answer.metrics import asked_amount, decided_yes, per_year_values, yes_no_metric
 from stages.core.answer.params import TEMPERATURE, AnswerParams
 from stages.core.answer.record import Answer, AnswerOutcome, ContextBlock, add_cost
 from stages.core.answer.table_records import table_records
@@ -136,7 +136,8 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
     # answer.style analyst: its own request for a metric, a yes/no question or an explanation (analyst.py)
     styled = params.style == "analyst" and analyst.mode(kind, question, q.metric) is not None
     facts: list[str] = [""] * len(members)
-    if styled and kind == "true_false" and (asked := yes_no_metric(question)) is not None:
+    asked = yes_no_metric(question) if styled and kind == "true_false" else None
+    if asked is not None:
         members, facts = _with_facts(llm, q, members, params, setup, asked)
     # read from the calibrated log-probabilities of the two answers (an analyst's yes/no follows its reason)
     tf = kind == "true_false" and not styled
@@ -206,8 +207,16 @@ def answer_question_typed(llm: LLM, q: TypedQuestion, members: Sequence[TypedMem
                             explanation=reading.expression or BLANK,
                             supporting_materials=reader.quote_for(reading, units), grounded=reading.grounded)
     for out, fact in zip(outs, facts, strict=True):
-        if fact and not out.answer.is_blank:
+        if not fact or out.answer.is_blank:
+            continue
+        decided = decided_yes(question, asked, per_year_values(fact)) if asked is not None else None
+        if decided is None:
             out.answer.explanation = f"{out.answer.explanation} {analyst.FACT_PREFIX}{fact}".replace(BLANK, "").strip()
+            continue
+        # a change or a sign the computed values show answers the question, whatever the reader said
+        out.answer.answer_value = analyst.yes_no_value(decided)
+        out.answer.explanation = f"{analyst.FACT_PREFIX}{fact}"
+        out.answer.answer = f"{out.answer.answer_value}. {out.answer.explanation}"
     return outs
 
 
