@@ -281,3 +281,13 @@ def test_a_cost_or_an_expense_named_after_sales_is_no_revenue():
                           "| Deferred revenues | 220 | 122 |\n| Revenue per available room | 153 | 147 |")
     assert row_amount(REVENUE, 2019, dated(rows, 2019)) is None
     assert row_amount(REVENUE, 2019, dated(stated_amounts("| Total net revenues | 6,489 | 7,500 |"), 2019)).value == 6489
+
+
+def test_a_table_row_set_as_a_record_gives_each_value_its_year():
+    """answer.table_records sets a statement's row as "Name: 2022 = 65,984; 2021 = 67,044": the first
+    value is keyed by its year too, not by the row's name."""
+    rows = stated_amounts("Statements of Earnings (in millions)\nTotal net sales: 2022 = 65,984; 2021 = 67,044; "
+                          "2020 = 65,398\nTotal cost of sales: 2022 = (57,697); 2021 = (57,983); 2020 = (56,744)")
+    assert [(s.label.strip(), s.value, s.period) for s in rows][:3] == [
+        ("Total net sales", 65984, 2022), ("Total net sales", 67044, 2021), ("Total net sales", 65398, 2020)]
+    assert row_amount(REVENUE, 2022, rows).value == 65984

@@ -33,6 +33,8 @@ _SUFFIXES = {**MAGNITUDE_SUFFIXES, "bn": 1e9}  # "$1.7 bn" too
 # "(Millions)"
 _TABLE_SCALE = re.compile(r"\bin (thousands|millions|billions)\b|\((thousands|millions|billions)\b", re.IGNORECASE)
 _LETTERS = re.compile(r"[A-Za-z]{2,}")
+# the name of a table row set as a record (answer.table_records): "Name: key = value; key = value"
+_RECORD_NAME = re.compile(r"^([^:|;=\n]*[A-Za-z][^:|;=\n]*):\s+(?=[^:|;=\n]{1,40}\s=\s)")
 _NOTE_REF = re.compile(r"\(\s*Notes?\s*\|?\s*\d{1,2}[A-Z]?(?:\s*(?:,|and)\s*\d{1,2}[A-Z]?)*\s*\)", re.IGNORECASE)
 # a value cell's column key: "2016: 577,464", "December 31, 2016: 577,464", "FY2019 = 1,200"
 _COLUMN_KEY = re.compile(r"\s*([^:=]{1,60}?)\s*[:=]\s*(?=\(?[-$]?\s?\d)")
@@ -74,6 +76,7 @@ def stated_amounts(text: str) -> list[Stated]:
     scale: float | None = None
     for line in t.split("\n"):
         line = _NOTE_REF.sub("", line)  # "Inventories, net (Note 6)": a note's number is no amount
+        line = _RECORD_NAME.sub(r"\1 | ", line)  # a table row as a record: "Total net sales: 2022 = 65,984; ..."
         in_table = line.lstrip().startswith("|")
         if in_table and (years := header_years(line)):
             columns = years
