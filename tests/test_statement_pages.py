@@ -168,3 +168,36 @@ def test_a_metric_of_two_statements_leads_with_a_row_of_each_of_its_line_items(t
     lead = r.statement_lead(q, r.keyword_query(q, {"acme": 2.0}), {"acme": 2.0}, 0.4)
     firsts = [text[ids[0]].split(" ")[0] for ids, _ in lead]
     assert len(lead) == 2 and "Revenues" in firsts and any(text[ids[0]].startswith("Total assets") for ids, _ in lead)
+
+
+STATEMENT_TABLE = "\n".join([
+    "CONSOLIDATED STATEMENTS OF OPERATIONS (Amounts in millions) For the Years Ended December 31,",
+    "| | 2019 | 2018 | 2017 |", "|---|---|---|---|",
+    "| Net revenues | | | |", "| Product sales | 1,975 | 2,255 | 2,110 |",
+    "| Subscription, licensing, and other revenues | 4,514 | 5,245 | 4,907 |",
+    "| Total net revenues | 6,489 | 7,500 | 7,017 |", "| Product costs | 656 | 719 | 733 |",
+    "| Game operations and distribution costs | 965 | 1,028 | 984 |", "| Product development | 998 | 1,101 | 1,069 |",
+    "| Sales and marketing | 926 | 1,062 | 1,378 |", "| General and administrative | 732 | 822 | 745 |",
+    "| Total costs and expenses | 4,882 | 5,512 | 5,708 |", "| Operating income | 1,607 | 1,988 | 1,309 |",
+    "| Net income | 1,503 | 1,848 | 273 |", "| Weighted-average number of shares outstanding | | | |",
+    "| Basic | 767 | 762 | 754 |", "| Diluted | 771 | 771 | 766 |"])
+
+
+def test_a_long_statement_table_is_cut_to_the_rows_of_the_metrics_line_items(tmp_path):
+    """A statement set as one long table is cut to the rows the question asks about; in a named filing
+    those include its metric's line items, so a turnover keeps "Total net revenues", not only the
+    "Net revenues" heading over empty cells."""
+    from stages.core.tree.tables import table_row_sentences
+    nodes = statement_nodes({1: PROSE, 3: ["Property and equipment, net 253 282", "Total assets 19,845 17,890"]})
+    rows = [("acme:sec0:p9", "acme:sec0", "paragraph", "acme", STATEMENT_TABLE, 9, 2, False)]
+    rows += [(f"acme:sec0:p9:s{k}", "acme:sec0:p9", "sentence", "acme", t, k, 2, False)
+             for k, t in enumerate(table_row_sentences(STATEMENT_TABLE))]
+    table = pl.DataFrame(rows, orient="row", schema=["node_id", "parent_id", "level", "doc_id", "text", "ordinal", "page",
+                                                     "is_front_matter"]).with_columns(
+        pl.col("page").alias("page_end"), pl.lit("table").alias("attachment_type"), pl.lit(False).alias("is_reference"))
+    r = statement_retriever(tmp_path, pl.concat([nodes, table.select(nodes.columns)]))
+    q = ("What is Acme's FY2019 fixed asset turnover ratio? Fixed asset turnover ratio is defined as: FY2019 revenue / "
+         "(average PP&E between FY2018 and FY2019). Use the income statement and the balance sheet.")
+    units = r.retrieve([q], RetrieveParams(max_context_tokens=400, named_docs="prior"))
+    cut = next(u for u in units if u.media == "table")
+    assert "| Total net revenues | 6,489 |" in cut.text and "Game operations" not in cut.text

@@ -126,7 +126,10 @@ class Retriever:
         if weights:
             keyword = self.statement_lead(queries[0], kw_query, weights, factor) + keyword
         dense = self.index.dense(vecs, depth.top_k, doc_weights=weights)
-        focus = self.index.term_weights(queries[0])
+        # a long table is cut to the rows of the question's words and, in a named filing, of its metric's line
+        # items ("Total net revenues" for a turnover's revenue, not the "Net revenues" heading over empty cells)
+        operands = with_plurals(" ".join(operand_names(queries[0]))) if weights else ""
+        focus = self.index.term_weights(f"{queries[0]} {operands}")
         return build_context(self.tree, dense, keyword, depth, answer_unit, focus)
 
 
