@@ -291,3 +291,18 @@ def test_a_table_row_set_as_a_record_gives_each_value_its_year():
     assert [(s.label.strip(), s.value, s.period) for s in rows][:3] == [
         ("Total net sales", 65984, 2022), ("Total net sales", 67044, 2021), ("Total net sales", 65398, 2020)]
     assert row_amount(REVENUE, 2022, rows).value == 65984
+
+
+def test_a_cash_flow_statements_working_capital_lines_are_changes_not_balances():
+    """"Inventories | 423" on a cash flow statement is the year's change: inventory turnover reads the
+    balance sheet's line."""
+    from stages.core.answer.analyst import read_rows
+    cash_flows = ContextBlock("ACME_2020_10K", "Consolidated Statements of Cash Flows (cash flow statement) | "
+                                               "Inventories | 2020: 423 | 2019: (298)")
+    balance = ContextBlock("ACME_2020_10K", "Consolidated Balance Sheets (balance sheet) | Inventories, net | "
+                                            "2020: 2,438 | 2019: 2,320")
+    income = ContextBlock("ACME_2020_10K", "Consolidated Statements of Income (income statement) | Cost of sales | "
+                                           "2020: 7,772 | 2019: 7,468")
+    asked = asked_metric("What is the FY2020 inventory turnover ratio? Round your answer to two decimal places.")
+    reading, _ = read_rows(asked, [cash_flows, balance, income])
+    assert reading.value == f"{7772 / ((2438 + 2320) / 2):.2f}"

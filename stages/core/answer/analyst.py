@@ -24,7 +24,7 @@ from typing import Any
 from stages.core.answer.kinds import TRUE_FALSE, infer_type
 from stages.core.answer.line_items import Stated, amount_of, asked_scale, on_its_line, stated_amounts, stated_scales
 from stages.core.answer.metrics import Asked, Computed, asked_metric, compute_metric, field_name
-from stages.core.answer.operand_lookup import dated, in_document_scale, looked_up
+from stages.core.answer.operand_lookup import balances_only, dated, in_document_scale, looked_up
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_reader import EXPLAIN_MIN_WORDS, MAX_POINTERS, Reading, pointers_in
 
@@ -112,8 +112,8 @@ def read_rows(asked: Asked, units: Sequence[ContextBlock],
     scales: dict[str, set[float]] = {}
     for u in units:
         scales.setdefault(u.doc_id, set()).update(stated_scales(u.text))
-    per_unit = [in_document_scale(dated(stated_amounts(u.text), years.get(u.doc_id)), scales[u.doc_id])
-                for u in units]
+    per_unit = [in_document_scale(dated(balances_only(stated_amounts(u.text), u.text), years.get(u.doc_id)),
+                                  scales[u.doc_id]) for u in units]
     found = looked_up(asked, [s for f in per_unit for s in f])
     done = compute_metric(asked, found[0]) if found is not None else None
     if found is None or done is None or not done.plausible:

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from stages.core.answer.line_items import Stated
 from stages.core.answer.metrics import Asked, field_name
-from stages.core.plan.metrics import Item
+from stages.core.plan.metrics import INVENTORY, PAYABLES, RECEIVABLES, Item
 
 MAX_EXTRA_WORDS = 3  # "Accounts receivable, net of allowance" is still the receivables line; four more words are another
 _WORDS = re.compile(r"[a-z]+")
@@ -118,3 +118,16 @@ def looked_up(asked: Asked, stated: Sequence[Stated]) -> tuple[dict[str, float],
     if len({s.scale for s in rows}) > 1:
         return None
     return copied, rows
+
+
+# a working-capital balance's line on a cash flow statement ("Inventories | 423 | (298)") states its change
+# in the year, not the balance; the statement's tag comes from tree.tables.statements
+_CASH_FLOW_TAG = re.compile(r"\(cash flow statement\)")
+_CHANGES = re.compile("|".join(f"(?:{i.names})" for i in (INVENTORY, RECEIVABLES, PAYABLES)), re.IGNORECASE)
+
+
+def balances_only(stated: Sequence[Stated], text: str) -> list[Stated]:
+    """A unit's amounts without the working-capital lines of a cash flow statement (their changes)."""
+    if not _CASH_FLOW_TAG.search(text):
+        return list(stated)
+    return [s for s in stated if not _CHANGES.search(own_words(s.label))]
