@@ -217,6 +217,10 @@ def test_a_row_is_named_by_its_own_words_not_its_sections():
     assert row_amount(CFO, 2020, dated(stated_amounts(financing), 2020)) is None
     rows = stated_amounts(f"{financing}\nCASH FLOWS | Net cash provided by operating activities | 382 | 465")
     assert row_amount(CFO, 2020, dated(rows, 2020)).value == 382
+    as_text = stated_amounts("Net cash provided by operating activities 3,676.2 2,807.0 Cash Flows - Investing Activities "
+                             "Purchases of land, buildings, and equipment (460.8) (537.6)")
+    assert row_amount(CAPEX, 2020, dated(as_text, 2020)).value == 460.8  # the section's heading is no word of its line
+    assert row_amount(CFO, 2020, dated(as_text, 2020)).value == 3676.2
 
 
 def test_a_statements_unit_heading_its_page_scales_its_rows():

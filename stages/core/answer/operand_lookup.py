@@ -41,13 +41,20 @@ def extra_words(label: str, item: Item) -> int:
 
 def own_words(label: str) -> str:
     """A row's own words: those after the last colon of a label its column header or section leads
-    ("Cash flows from operating activities:: Net cash provided by financing activities" names financing),
+    ("Cash flows from operating activities:: Net cash provided by financing activities" names financing; the
+    words after a cash flow section's heading run into them, "Investing Activities Purchases of equipment"),
     without the owners a total belongs to ("Net income attributable to shareowners of Acme", "Net earnings
     including noncontrolling interests": the company's net income); the part that belongs to the
     noncontrolling interests alone is another line (`_MINORITY_PART`)."""
     own = label.rsplit(":", 1)[-1]
     own = own if _WORDS.search(own.lower()) else label
+    after = _SECTION.split(own)[-1]  # "Investing Activities Purchases of land, buildings, and equipment"
+    own = after if _WORDS.search(after.lower()) else own
     return _OWNERS.sub("", own) if not _MINORITY_PART.search(own) else own
+
+
+# a cash flow statement's section heading run into its first line's name when the statement is set as text
+_SECTION = re.compile(r"\b(?i:activities)\b(?=\s+[A-Z])")
 
 
 # whose share of a total a row states: the company's owners' (its total), or the minority's part alone
