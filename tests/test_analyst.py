@@ -190,8 +190,8 @@ def test_a_yes_no_question_on_a_metric_gets_the_metric_computed_first():
 
 DEBT_ROWS = [ContextBlock("MSFT_2023_10K", "BALANCE SHEETS | Long-term debt | June 30, 2023: 41,990 | June 30, 2022: "
                                            "47,032"),
-             ContextBlock("MSFT_2023_10K", "BALANCE SHEETS | Current portion of long-term debt | June 30, 2023: 5,247 | "
-                                           "June 30, 2022: 2,749")]
+             ContextBlock("MSFT_2023_10K", "BALANCE SHEETS | Current portion of long-term debt | "
+                                           "June 30, 2023: 5,247 | June 30, 2022: 2,749")]
 
 
 @pytest.mark.parametrize("question, expected", [

@@ -14,7 +14,8 @@ from stages.core.answer.operand_lookup import dated, in_document_scale, looked_u
 from stages.core.answer.params import AnswerParams
 from stages.core.answer.record import ContextBlock
 from stages.core.answer.typed_answer import TypedMember, TypedQuestion, answer_question_typed
-from stages.core.plan.metrics import CAPEX, CASH, CFO, CURRENT_ASSETS, NET_INCOME, PAYABLES, PPE, REVENUE
+from stages.core.plan.metrics import (CAPEX, CASH, CFO, CURRENT_ASSETS, NET_INCOME, OPERATING_INCOME, PAYABLES, PPE,
+                                      REVENUE)
 from tests.test_analyst import SETUP, Scripted
 from tests.test_reader_checks import CURRENT_RATIO
 
@@ -217,8 +218,8 @@ def test_a_row_is_named_by_its_own_words_not_its_sections():
     assert row_amount(CFO, 2020, dated(stated_amounts(financing), 2020)) is None
     rows = stated_amounts(f"{financing}\nCASH FLOWS | Net cash provided by operating activities | 382 | 465")
     assert row_amount(CFO, 2020, dated(rows, 2020)).value == 382
-    as_text = stated_amounts("Net cash provided by operating activities 3,676.2 2,807.0 Cash Flows - Investing Activities "
-                             "Purchases of land, buildings, and equipment (460.8) (537.6)")
+    as_text = stated_amounts("Net cash provided by operating activities 3,676.2 2,807.0 Cash Flows - Investing "
+                             "Activities Purchases of land, buildings, and equipment (460.8) (537.6)")
     assert row_amount(CAPEX, 2020, dated(as_text, 2020)).value == 460.8  # the section's heading is no word of its line
     assert row_amount(CFO, 2020, dated(as_text, 2020)).value == 3676.2
 
@@ -239,7 +240,8 @@ def test_the_owners_share_of_a_total_is_the_companys_line_and_the_minoritys_part
     no extra words); the part attributable to the noncontrolling interests is never it."""
     rows = stated_amounts("INCOME | Consolidated net income | 1,283 | 6,550\n"
                           "INCOME | Less: Net income attributable to noncontrolling interests | 35 | 23\n"
-                          "INCOME | Net income attributable to shareowners of The Acme Beverage Company | 1,248 | 6,527")
+                          "INCOME | Net income attributable to shareowners of The Acme Beverage Company | "
+                          "1,248 | 6,527")
     assert row_amount(NET_INCOME, 2017, dated(rows, 2017)).value == 1248
     minority = stated_amounts("INCOME | Net earnings attributable to noncontrolling interests | 2 | 1")
     assert row_amount(NET_INCOME, 2017, dated(minority, 2017)) is None
@@ -261,7 +263,8 @@ def test_a_note_reference_is_no_amount():
         ("Inventories, net", 2438, 0), ("Inventories, net", 2320, 1), ("Goodwill", 400, 0), ("Goodwill", 390, 1)]
 
 
-WORKING_ROWS = ("| Net sales | 16,865 | 15,740 |\n| Cost of sales | 11,108 | 10,305 |\n| Receivables | 1,680 | 1,684 |\n"
+WORKING_ROWS = ("| Net sales | 16,865 | 15,740 |\n| Cost of sales | 11,108 | 10,305 |\n"
+                "| Receivables | 1,680 | 1,684 |\n"
                 "| Inventories | 1,559 | 1,642 |\n| Accounts payable | 2,854 | 2,746 |\n"
                 "| Net earnings attributable to Acme | 2,707 | 2,131 |\n| Dividends paid | (1,244) | (1,246) |")
 
@@ -284,7 +287,8 @@ def test_a_cost_or_an_expense_named_after_sales_is_no_revenue():
     rows = stated_amounts("| Cost of sales | 11,108 | 10,305 |\n| Sales and marketing | 926 | 1,062 |\n"
                           "| Deferred revenues | 220 | 122 |\n| Revenue per available room | 153 | 147 |")
     assert row_amount(REVENUE, 2019, dated(rows, 2019)) is None
-    assert row_amount(REVENUE, 2019, dated(stated_amounts("| Total net revenues | 6,489 | 7,500 |"), 2019)).value == 6489
+    total = stated_amounts("| Total net revenues | 6,489 | 7,500 |")
+    assert row_amount(REVENUE, 2019, dated(total, 2019)).value == 6489
 
 
 def test_a_table_row_set_as_a_record_gives_each_value_its_year():
@@ -310,3 +314,14 @@ def test_a_cash_flow_statements_working_capital_lines_are_changes_not_balances()
     asked = asked_metric("What is the FY2020 inventory turnover ratio? Round your answer to two decimal places.")
     reading, _ = read_rows(asked, [cash_flows, balance, income])
     assert reading.value == f"{7772 / ((2438 + 2320) / 2):.2f}"
+
+
+def test_a_wide_tables_column_set_as_a_record_gives_each_row_its_columns_year():
+    """answer.table_records sets a wide table's column as "2022: Total revenue = 17,606; Operating income =
+    6,098": each value is its row's, in that year; "Non-operating income" is no operating income."""
+    rows = stated_amounts("2022: Total revenue = 17,606; Non-operating income (expense), net = (90)\n"
+                          "2021: Total revenue = 15,785; Non-operating income (expense), net = 97")
+    assert [(s.label, s.value, s.period) for s in rows][:2] == [("Total revenue", 17606, 2022),
+                                                                ("Non-operating income (expense), net", 90, 2022)]
+    assert row_amount(REVENUE, 2021, rows).value == 15785
+    assert row_amount(OPERATING_INCOME, 2022, rows) is None

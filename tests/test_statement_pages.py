@@ -192,8 +192,8 @@ def test_a_long_statement_table_is_cut_to_the_rows_of_the_metrics_line_items(tmp
     rows = [("acme:sec0:p9", "acme:sec0", "paragraph", "acme", STATEMENT_TABLE, 9, 2, False)]
     rows += [(f"acme:sec0:p9:s{k}", "acme:sec0:p9", "sentence", "acme", t, k, 2, False)
              for k, t in enumerate(table_row_sentences(STATEMENT_TABLE))]
-    table = pl.DataFrame(rows, orient="row", schema=["node_id", "parent_id", "level", "doc_id", "text", "ordinal", "page",
-                                                     "is_front_matter"]).with_columns(
+    table = pl.DataFrame(rows, orient="row", schema=["node_id", "parent_id", "level", "doc_id", "text", "ordinal",
+                                                     "page", "is_front_matter"]).with_columns(
         pl.col("page").alias("page_end"), pl.lit("table").alias("attachment_type"), pl.lit(False).alias("is_reference"))
     r = statement_retriever(tmp_path, pl.concat([nodes, table.select(nodes.columns)]))
     q = ("What is Acme's FY2019 fixed asset turnover ratio? Fixed asset turnover ratio is defined as: FY2019 revenue / "

@@ -74,7 +74,7 @@ def stated_amounts(text: str) -> list[Stated]:
     columns: list[int] = []  # the years of the markdown table's header row above, one per value column
     named_columns = False  # the markdown table's header names its columns with words: they are no periods
     scale: float | None = None
-    for line in t.split("\n"):
+    for line in (row for ln in t.split("\n") for row in _column_record(ln)):
         line = _NOTE_REF.sub("", line)  # "Inventories, net (Note 6)": a note's number is no amount
         line = _RECORD_NAME.sub(r"\1 | ", line)  # a table row as a record: "Total net sales: 2022 = 65,984; ..."
         in_table = line.lstrip().startswith("|")
@@ -131,6 +131,22 @@ def stated_amounts(text: str) -> list[Stated]:
             if all(s.period is None and s.label == tail[0].label for s in tail):
                 out[len(out) - len(places):] = [replace(s, column=c) for s, c in zip(tail, places, strict=True)]
     return out
+
+
+def _column_record(line: str) -> list[str]:
+    """A wide table's column set as a record (answer.table_records: "2022: Total revenue = 17,606; Operating
+    income = 6,098") as one line per row ("Total revenue | 2022: 17,606"), so each value keeps its row's name
+    and its column's year; any other line as it is."""
+    m = _PERIOD_RECORD.match(line)
+    if not m or not only_a_date(m.group(1)) or not _KEY_YEAR.search(m.group(1)):
+        return [line]
+    pairs = [p.split(" = ", 1) for p in m.group(2).split("; ")]
+    if not all(len(p) == 2 and _LETTERS.search(p[0]) for p in pairs):
+        return [line]
+    return [f"{name} | {m.group(1)}: {value}" for name, value in pairs]
+
+
+_PERIOD_RECORD = re.compile(r"^\s*([^:|;=\n]{1,40}):\s+(.*\s=\s.*)$")
 
 
 def _running_columns(out: list[Stated], run: int, apart: Sequence[str]) -> None:

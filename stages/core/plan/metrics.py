@@ -55,7 +55,8 @@ CAPEX = Item("capital_expenditure", "purchases of property, plant and equipment 
 NET_INCOME = Item("net_income", "net income",
                   r"\bnet (?:income|earnings|profit|loss)\b|\bearnings attributable\b", size=False)
 OPERATING_INCOME = Item("operating_income", "operating income",
-                        r"\boperating (?:income|profit|earnings|loss)\b|\b(?:income|earnings|profit) from operations\b",
+                        r"(?<!non-)(?<!non )\boperating (?:income|profit|earnings|loss)\b|"
+                        r"\b(?:income|earnings|profit) from operations\b",
                         size=False)
 GROSS_PROFIT = Item("gross_profit", "gross profit", r"\bgross (?:profit|margin)\b", size=False)
 LONG_DEBT = Item("long_term_debt", "long-term debt (non-current)",
