@@ -138,6 +138,9 @@ def test_a_metric_leads_with_the_rows_of_its_line_items(tmp_path):
     assert operand_names("What is the FY2018 free cash flow?") == [
         "net cash provided by operating activities", "purchases of property, plant and equipment capital expenditure"]
     assert operand_names("Who is the CEO?") == []
+    # a line item asked by a name statements do not print is searched by its line's names too
+    assert operand_names("What is the FY2018 capital expenditure amount (in USD millions)?") == [
+        "purchases of property, plant and equipment capital expenditure"]
     r = statement_retriever(tmp_path)
     text = dict(zip(*statement_nodes().select("node_id", "text")))
     lead = r.statement_lead("What was Acme's FY2018 free cash flow? Use the cash flow statement.",

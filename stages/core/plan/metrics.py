@@ -255,8 +255,9 @@ def operand_names(question: str) -> list[str]:
     """The names statements give each line item the metric a question names is computed from ("quick
     ratio": "cash and cash equivalents", "short-term investments marketable securities", "accounts
     receivable, net", "total current liabilities"), each item once, as words to search rows by; [] when it
-    names none. A metric's name is seldom a row of a statement, its operands are."""
-    metric = named_metric(question)
+    names none. A metric's name is seldom a row of a statement, its operands are; a line item asked by a
+    name statements do not print ("capex", "COGS", AMOUNTS) is searched by its line's names too."""
+    metric = named_metric(question) or named_amount(question)
     if metric is None:
         return []
     return list(dict.fromkeys(" ".join(_PUNCT.sub(" ", item.label).split()) for item, _ in metric.operands))
