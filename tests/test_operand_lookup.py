@@ -325,3 +325,11 @@ def test_a_wide_tables_column_set_as_a_record_gives_each_row_its_columns_year():
                                                                 ("Non-operating income (expense), net", 90, 2022)]
     assert row_amount(REVENUE, 2021, rows).value == 15785
     assert row_amount(OPERATING_INCOME, 2022, rows) is None
+
+
+def test_debt_maturing_within_one_year_is_the_short_term_debt():
+    rows = dated(stated_amounts("| Debt maturing within one year | 9,963 | 7,443 |\n| Long-term debt | 140,676 | 143,425 |"),
+                 2022)
+    asked = asked_metric("Has Verizon increased its debt on balance sheet between 2022 and the 2021 fiscal period?")
+    copied, _ = looked_up(dataclasses.replace(asked, years=(2021, 2022)), rows)
+    assert copied["short_term_debt_FY2022"] == 9963 and copied["long_term_debt_FY2021"] == 143425

@@ -61,7 +61,8 @@ OPERATING_INCOME = Item("operating_income", "operating income",
 GROSS_PROFIT = Item("gross_profit", "gross profit", r"\bgross (?:profit|margin)\b", size=False)
 LONG_DEBT = Item("long_term_debt", "long-term debt (non-current)",
                  r"(?<!portion of )\blong[- ]term (?:debt|borrowings)\b")
-SHORT_DEBT = Item("short_term_debt", "short-term debt and current portion of long-term debt",
+SHORT_DEBT = Item("short_term_debt",
+                  "short-term debt and current portion of long-term debt (debt maturing within one year)",
                   r"\bshort[- ]term (?:debt|borrowings)\b|\bcurrent portion of long[- ]term (?:debt|borrowings)\b|"
                   r"\bcommercial paper\b|\bdebt (?:due|maturing) within one year\b", absent_is_zero=True)
 INCOME_TAX = Item("income_tax_expense", "provision for income taxes (income tax expense)",
