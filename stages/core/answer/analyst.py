@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from stages.core.answer import choice
 from stages.core.answer.kinds import TRUE_FALSE, infer_type
 from stages.core.answer.line_items import Stated, amount_of, asked_scale, on_its_line, stated_amounts, stated_scales
 from stages.core.answer.metrics import Asked, Computed, asked_metric, compute_metric, field_name
@@ -190,11 +191,12 @@ TOKENS_PER_NUMBER = 16  # a metric reply: the field name and a number
 class Request:
     """An analyst request in place of the typed reader's own: its mode, last prompt lines, schema, length."""
 
-    mode: str  # "metric" | "yes_no" | "explain"
+    mode: str  # "metric" | "yes_no" | "explain" | "choice"
     instruction: str
     schema: dict[str, Any]
     max_tokens: int
     asked: Asked | None = None
+    choice: choice.Choice | None = None
 
     def response_format(self) -> dict[str, Any]:
         return {"type": "json_schema", "json_schema": {"name": f"answer_{self.mode}", "strict": True,
@@ -245,13 +247,16 @@ def _lead(question: str) -> str:
 
 
 def mode(kind: str, question: str, metric: Asked | None = None) -> str | None:
-    """Which analyst request a question of this kind gets ("metric", "yes_no", "explain"), or None: the typed
-    reader asks as always (a number the context states, a name, or a question worded "True or False: ...").
-    ``metric``: the metric to compute whatever the question's kind (the one a yes/no question turns on)."""
+    """Which analyst request a question of this kind gets ("metric", "yes_no", "explain", "choice": which of
+    several is the highest or lowest, choice.py), or None: the typed reader asks as always (a number the
+    context states, a name, or a question worded "True or False: ..."). ``metric``: the metric to compute
+    whatever the question's kind (the one a yes/no question turns on)."""
     if metric is not None or (kind == "numeric" and asked_metric(question) is not None):
         return "metric"
     if kind == "true_false" and not TRUE_FALSE.match(question):
         return "yes_no"
+    if kind == "text" and choice.asked_choice(question) is not None:
+        return "choice"
     return "explain" if kind == "explain" else None
 
 
@@ -271,6 +276,9 @@ def request(kind: str, question: str, n_units: int, metric: Asked | None = None)
     if chosen == "explain":
         schema = _schema(n_units, {"answer": {"type": "string", "maxLength": EXPLAIN_MAX_CHARS}})
         return Request("explain", EXPLAIN_INSTRUCTION, schema, 24 + EXPLAIN_MAX_CHARS // 3)
+    if chosen == "choice":
+        return Request("choice", choice.INSTRUCTION, _schema(n_units, choice.schema_fields()), choice.max_tokens(),
+                       choice=choice.asked_choice(question))
     return None
 
 
@@ -281,6 +289,8 @@ def read(req: Request, data: dict[str, Any] | None, units: Sequence[ContextBlock
         return read_metric(req.asked, data, units)
     if req.mode == "yes_no":
         return read_yes_no(data, units), None
+    if req.mode == "choice" and req.choice is not None:
+        return choice.read_choice(req.choice, data, units), None
     said = sentences((data or {}).get("answer"), EXPLAIN_MAX_CHARS)
     pointers = pointers_in(data or {}, len(units))
     return (Reading(said, pointers, grounded=bool(pointers)) if said else Reading(pointers=pointers)), None
