@@ -54,6 +54,11 @@ def test_made_up_numbers_decide_nothing_and_the_readers_answer_stands():
             "candidates": [{"name": "Consumer Banking", "value": 9999}, {"name": "Asset Management", "value": 1050}]}
     r = choice.read_choice(choice.Choice(highest=True), data, SEGMENTS)
     assert r.value == "Asset Management" and r.expression == ""  # one stated candidate: no comparison
+    # another row's number is not this candidate's: Commercial Banking's 3,725 copied for Consumer Banking
+    swapped = {"units": [1], "answer": "Consumer Banking", "candidates": [
+        {"name": "Consumer Banking", "value": 3725}, {"name": "Asset Management", "value": 1050}]}
+    assert choice.grounded(swapped["candidates"], SEGMENTS) == [("Asset Management", 1050.0)]
+    assert choice.read_choice(choice.Choice(highest=True), swapped, SEGMENTS).value == "Consumer Banking"
     assert choice.read_choice(choice.Choice(highest=True), {"units": [1], "answer": "", "candidates": []},
                               SEGMENTS).is_blank
 

@@ -3,9 +3,10 @@
 "Which segment had the highest net income?", "which region had the biggest drop in revenue?": the
 answer is a name, but deciding it means comparing numbers, which a small reader does badly while it
 copies them well. So the reader lists the candidates the context compares, each with its number as
-the context writes it, and code picks the extreme. A candidate counts only when its number is one the
-context states (a typed placeholder decides nothing); with fewer than two such candidates the
-reader's own answer stands, as a name question's would.
+the context writes it, and code picks the extreme. A candidate counts only when the context writes its
+number after its name, before any other candidate's (a typed placeholder, or another row's number,
+decides nothing); with fewer than two such candidates the reader's own answer stands, as a name
+question's would.
 """
 from __future__ import annotations
 
@@ -28,6 +29,11 @@ _WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
 _SUPERLATIVE = re.compile(rf"\b(?:(?P<high>{_HIGH})|(?P<low>{_LOW}))\b(?P<after>(?:\W+\w+){{0,2}})", re.IGNORECASE)
 _FALL = re.compile(r"\b(?:drops?|declines?|decreases?|falls?|reductions?|contractions?)\b", re.IGNORECASE)
 # a number as a context writes it: "(473)", "-0.6%", "$3,725", "32,502"
+# a candidate's number stands after its name in its row or sentence, at most this many characters on
+NAME_REACH = 200
+# with no more than this many words between them ("Asia: 2,100", "Asia was 2,100", not "Asia: 1,050 | Europe: 2,100")
+MAX_WORDS_BETWEEN = 1
+_SCALE_WORDS = {"thousand", "thousands", "million", "millions", "billion", "billions", "percent"}
 _NUMBER = re.compile(r"(\(?)[-−]?\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\)?")
 
 INSTRUCTION = ('List every candidate the question compares, each with its number copied exactly from the units '
@@ -68,37 +74,56 @@ def max_tokens() -> int:
     return 24 + TOKENS_PER_CANDIDATE * MAX_CANDIDATES + NAME_MAX_CHARS // 3
 
 
-def stated_numbers(text: str) -> dict[float, bool]:
-    """Every number a text writes, by its size, and whether it is ever written negative (in parentheses
-    or after a minus sign) and never positive."""
-    out: dict[float, bool] = {}
-    for m in _NUMBER.finditer(text):
-        size = float(m.group(2).replace(",", "") + (m.group(3) or ""))
-        negative = bool(m.group(1)) and m.group(0).endswith(")") or m.group(0).lstrip("($ ").startswith(("-", "−"))
-        out[size] = out.get(size, True) and negative
+def _name_pattern(name: str) -> re.Pattern[str] | None:
+    words = re.findall(r"\w+", name.lower())
+    return re.compile(r"\b" + r"\W+".join(map(re.escape, words)) + r"\b") if words else None
+
+
+def stated_numbers(text: str, names: Sequence[str]) -> dict[str, dict[float, bool]]:
+    """Per candidate name, the numbers the text writes after it on the same line, before the next name
+    and with at most MAX_WORDS_BETWEEN words between (its row's cells, "was $2.1 billion"), within
+    NAME_REACH characters, by size, and whether each is written only as negative (in parentheses or
+    after a minus sign)."""
+    patterns = [(n, _name_pattern(n)) for n in names]
+    out: dict[str, dict[float, bool]] = {n: {} for n in names}
+    for line in text.splitlines():
+        low = line.lower()
+        # where each name's mention ends; of two ending together the longer name ("Commercial Banking", not "Banking")
+        ends = sorted((m.end(), len(n), n) for n, pat in patterns if pat for m in pat.finditer(low))
+        if not ends:
+            continue
+        for m in _NUMBER.finditer(line):
+            before = [e for e in ends if e[0] <= m.start()]
+            if not before or m.start() - before[-1][0] > NAME_REACH:
+                continue
+            between = [w for w in re.findall(r"[a-z]+", low[before[-1][0]:m.start()]) if w not in _SCALE_WORDS]
+            if len(between) > MAX_WORDS_BETWEEN:
+                continue  # another row's label or a clause stands between the name and the number
+            size = float(m.group(2).replace(",", "") + (m.group(3) or ""))
+            negative = bool(m.group(1)) and m.group(0).endswith(")") or m.group(0).lstrip("($ ").startswith(("-", "−"))
+            of = out[before[-1][2]]
+            of[size] = of.get(size, True) and negative
     return out
 
 
 def grounded(candidates: Any, units: Sequence[ContextBlock]) -> list[tuple[str, float]]:
-    """The candidates whose number the context states, each name once, with the context's sign where it
-    writes that number only as negative (a reader drops a parenthesised loss's sign)."""
-    stated: dict[float, bool] = {}
-    for u in units:
-        for size, negative in stated_numbers(u.text).items():
-            stated[size] = stated.get(size, True) and negative
-    out: list[tuple[str, float]] = []
-    seen: set[str] = set()
+    """The candidates whose number the context writes after their name (`stated_numbers`), each name
+    once, with the context's sign where it writes that number there only as negative (a reader drops a
+    parenthesised loss's sign)."""
+    named: list[tuple[str, float]] = []
     for c in candidates if isinstance(candidates, list) else []:
         if not isinstance(c, dict):
             continue
         name, value = " ".join(str(c.get("name") or "").split()), c.get("value")
-        if not name or name.lower() in seen or isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        size = abs(float(value))
-        if size in stated:
-            seen.add(name.lower())
-            out.append((name, -size if stated[size] else float(value)))
-    return out
+        if name and name.lower() not in {n.lower() for n, _ in named} and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            named.append((name, float(value)))
+    stated: dict[str, dict[float, bool]] = {n: {} for n, _ in named}
+    for u in units:
+        for n, found in stated_numbers(u.text, [n for n, _ in named]).items():
+            for x, negative in found.items():
+                stated[n][x] = stated[n].get(x, True) and negative
+    return [(n, -abs(v) if stated[n][abs(v)] else v) for n, v in named if abs(v) in stated[n]]
 
 
 def pick(choice: Choice, found: Sequence[tuple[str, float]]) -> tuple[str, float] | None:
