@@ -263,6 +263,15 @@ def test_a_note_reference_is_no_amount():
         ("Inventories, net", 2438, 0), ("Inventories, net", 2320, 1), ("Goodwill", 400, 0), ("Goodwill", 390, 1)]
 
 
+def test_a_footnote_marker_set_as_a_cell_is_no_column():
+    # a balance sheet whose note markers extraction set as cells between the years' amounts
+    rows = stated_amounts("| Total current assets | 7,453 | 3 | 7,659\n| Other | 1,250 | 3 |\n| Cash | 12 | 3 | 7")
+    assert [(s.label.strip(), s.value, s.column) for s in rows] == [
+        ("Total current assets", 7453, 0), ("Total current assets", 7659, 1),
+        ("Other", 1250, 0), ("Other", 3, 1),  # a last column of 3 is a year's amount, not a marker between two
+        ("Cash", 12, 0), ("Cash", 3, 1), ("Cash", 7, 2)]  # small amounts all: no marker among them
+
+
 WORKING_ROWS = ("| Net sales | 16,865 | 15,740 |\n| Cost of sales | 11,108 | 10,305 |\n"
                 "| Receivables | 1,680 | 1,684 |\n"
                 "| Inventories | 1,559 | 1,642 |\n| Accounts payable | 2,854 | 2,746 |\n"

@@ -100,7 +100,8 @@ def stated_numbers(text: str, names: Sequence[str]) -> dict[str, dict[float, boo
             if len(between) > MAX_WORDS_BETWEEN:
                 continue  # another row's label or a clause stands between the name and the number
             size = float(m.group(2).replace(",", "") + (m.group(3) or ""))
-            negative = bool(m.group(1)) and m.group(0).endswith(")") or m.group(0).lstrip("($ ").startswith(("-", "−"))
+            written = m.group(0)
+            negative = bool(m.group(1)) and written.endswith(")") or written.lstrip("($ ").startswith(("-", "−"))
             of = out[before[-1][2]]
             of[size] = of.get(size, True) and negative
     return out

@@ -76,6 +76,7 @@ def stated_amounts(text: str) -> list[Stated]:
     scale: float | None = None
     for line in (row for ln in t.split("\n") for row in _column_record(ln)):
         line = _NOTE_REF.sub("", line)  # "Inventories, net (Note 6)": a note's number is no amount
+        line = _without_markers(line)  # "| Total current assets | 7,453 | 3 | 7,659": a footnote's number either
         line = _RECORD_NAME.sub(r"\1 | ", line)  # a table row as a record: "Total net sales: 2022 = 65,984; ..."
         in_table = line.lstrip().startswith("|")
         if in_table and (years := header_years(line)):
@@ -131,6 +132,24 @@ def stated_amounts(text: str) -> list[Stated]:
             if all(s.period is None and s.label == tail[0].label for s in tail):
                 out[len(out) - len(places):] = [replace(s, column=c) for s, c in zip(tail, places, strict=True)]
     return out
+
+
+# a footnote marker set as a cell of its own: a bare number of one or two digits
+_MARKER = re.compile(r"\s*\d{1,2}\s*")
+_BIG_CELL = re.compile(r"\s*\$?\s*\(?\d{1,3}(?:,\d{3})+(?:\.\d+)?\)?\s*")  # "7,453", "$ (1,250)"
+
+
+def _without_markers(line: str) -> str:
+    """A table row without the footnote markers extraction set as cells of their own between its amounts:
+    a bare one- or two-digit number between two amounts in the thousands ("| 7,453 | 3 | 7,659") is no
+    column of the row (a year's amount a thousand times smaller than both its neighbours' is a marker)."""
+    if "|" not in line:
+        return line
+    cells = line.split("|")
+    keep = [c for i, c in enumerate(cells) if not (
+        0 < i < len(cells) - 1 and _MARKER.fullmatch(c) and _BIG_CELL.fullmatch(cells[i - 1])
+        and _BIG_CELL.fullmatch(cells[i + 1]))]
+    return "|".join(keep)
 
 
 def _column_record(line: str) -> list[str]:
