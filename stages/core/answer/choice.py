@@ -28,12 +28,12 @@ _LOW = r"lowest|smallest|least|fewest|minimum|worst"
 _WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
 _SUPERLATIVE = re.compile(rf"\b(?:(?P<high>{_HIGH})|(?P<low>{_LOW}))\b(?P<after>(?:\W+\w+){{0,2}})", re.IGNORECASE)
 _FALL = re.compile(r"\b(?:drops?|declines?|decreases?|falls?|reductions?|contractions?)\b", re.IGNORECASE)
-# a number as a context writes it: "(473)", "-0.6%", "$3,725", "32,502"
 # a candidate's number stands after its name in its row or sentence, at most this many characters on
 NAME_REACH = 200
 # with no more than this many words between them ("Asia: 2,100", "Asia was 2,100", not "Asia: 1,050 | Europe: 2,100")
 MAX_WORDS_BETWEEN = 1
 _SCALE_WORDS = {"thousand", "thousands", "million", "millions", "billion", "billions", "percent"}
+# a number as a context writes it: "(473)", "-0.6%", "$3,725", "32,502"
 _NUMBER = re.compile(r"(\(?)[-−]?\$?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\)?")
 
 INSTRUCTION = ('List every candidate the question compares, each with its number copied exactly from the units '
@@ -119,11 +119,8 @@ def grounded(candidates: Any, units: Sequence[ContextBlock]) -> list[tuple[str, 
         if name and name.lower() not in {n.lower() for n, _ in named} and isinstance(value, (int, float)) \
                 and not isinstance(value, bool):
             named.append((name, float(value)))
-    stated: dict[str, dict[float, bool]] = {n: {} for n, _ in named}
-    for u in units:
-        for n, found in stated_numbers(u.text, [n for n, _ in named]).items():
-            for x, negative in found.items():
-                stated[n][x] = stated[n].get(x, True) and negative
+    # line by line: the units' lines read together are read as each unit's
+    stated = stated_numbers("\n".join(u.text for u in units), [n for n, _ in named])
     return [(n, -abs(v) if stated[n][abs(v)] else v) for n, v in named if abs(v) in stated[n]]
 
 
