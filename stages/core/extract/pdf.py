@@ -11,10 +11,10 @@ Why these choices:
   a text page and walks every character of it in Python for each cell, ~4 s per table on
   a real 10-K page; the same characters, the same overlap test, the same order give the
   same strings (bench/extract_speed.py checks it on real PDFs);
-- the table search only where it can find something: a page without vector drawings has
-  no edges, so no table (find_tables' character pass costs ~0.1 s on any text page), and
-  pages with more than ``TABLE_MAX_DRAWINGS`` vector paths skip it (its cost grows with the
-  paths); find_tables' character list comes from table_chars.py (the same list, ~40% less CPU).
+- the table search only where it can find something (find_table's character pass costs ~0.1 s
+  on any text page): not on a page whose drawings make no vertical edge (table_rules.py), nor
+  on one with more than ``TABLE_MAX_DRAWINGS`` paths (its cost grows with them); its
+  character list comes from table_chars.py (the same list, ~40% less CPU).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import pymupdf
 from stages.core.extract.captions import CAPTION
 from stages.core.extract.records import MIN_IMAGE_SIZE, DocumentError, ImageRecord, Line, LoadedDoc
 from stages.core.extract.table_chars import fast_table_chars
+from stages.core.extract.table_rules import may_hold_ruled_table
 
 BOLD_FLAG = 16  # PyMuPDF span flag bit for bold
 CAPTION_MAX_GAP = 40.0  # pt: a "Figure N: ..." line starting this close to an image is its caption (a line or two)
@@ -261,21 +262,20 @@ def extract_pdf(path: Path, doc_id: str, images_dir: Path | None) -> LoadedDoc:
 
 
 def find_page_tables(page: pymupdf.Page, max_drawings: int = TABLE_MAX_DRAWINGS) -> tuple[list[Any], bool]:
-    """(tables, skipped): find_tables (ruled tables, found by their lines), unless the page has no
-    vector drawings or more than `max_drawings` of them (0: no limit, for benchmarks).
+    """(tables, skipped): find_tables (ruled tables, found by their lines), unless the page's
+    vector drawings cannot make one or there are more than `max_drawings` of them (0: no limit).
 
-    No drawings: find_tables (without the layout model) builds its edges only from the
-    page's vector paths (``get_drawings``, i.e. ``get_cdrawings``), so it finds nothing,
-    but first reads every character of the page into Python dicts (~0.1 s per text page);
-    skipping it changes no table. Many drawings: find_tables builds its edges from every
-    vector path of the page: ~60-100 µs per path, so a page of diagrams (a TikZ/pgfplots
-    manual: thousands of paths per page) costs 0.3-1 s while its text takes 10 ms.
-    Counting the paths with get_cdrawings costs a tenth of that, and a ruled table needs
-    far fewer paths."""
-    n_drawings = len(page.get_cdrawings())
-    if n_drawings == 0:
+    find_tables (without the layout model) builds its edges only from the page's vector paths
+    (``get_drawings``, i.e. ``get_cdrawings``), so a page without drawings, or whose drawings
+    make no vertical edge (table_rules.py), gets no table, but find_tables first reads every
+    character of the page into Python dicts (~0.1 s per text page); skipping it changes no
+    table. Many drawings: find_tables costs ~60-100 µs per path, so a page of diagrams (a
+    TikZ manual: thousands of paths a page) costs 0.3-1 s while its text takes 10 ms;
+    get_cdrawings costs a tenth of that, and a ruled table needs far fewer paths."""
+    paths = page.get_cdrawings()
+    if not paths or not may_hold_ruled_table(page.rotation, paths):
         return [], False
-    if max_drawings and n_drawings > max_drawings:
+    if max_drawings and len(paths) > max_drawings:
         return [], True
     try:
         with fast_table_chars():
