@@ -1,15 +1,18 @@
-"""extract CPU seconds per page on annual-report filings, PyMuPDF's find_tables character list vs ours.
+"""extract CPU seconds per page on annual-report filings: find_tables as PyMuPDF ships it, vs ours.
 
     nice -n 19 python bench/extract_filings.py                 # 5 filings + tests/data/corpus2
+    nice -n 19 python bench/extract_filings.py --filings 10    # the 10 filings of the reported numbers
     nice -n 19 python bench/extract_filings.py --filings 0 --no-before --no-corpus2   # every filing, ours only
 
 The filings are FinanceBench's (`--data`, default ../shared/financebench next to the
 repository; never copied into git): `--filings N` takes N spread evenly over the sorted
 file names (0 = all). Each corpus goes through the real extract code (extract_corpus,
-extract.workers=1, so time.process_time in this process is all of its CPU) twice: "before"
-with find_tables building its character list itself (pymupdf.table.make_chars), "after" as
-the code is (stages/core/extract/table_chars.py). Both write the stage's artifacts
-(documents, blocks, images frames and PNGs) to the same folder, and their sha256 must match.
+extract.workers=1, so time.process_time in this process is all of its CPU) three times:
+"before" with find_tables run on every page with drawings and building its character list
+itself (pymupdf.table.make_chars), "chars" with our character list (table_chars.py) on every
+such page, "after" as the code is (also no table search where the drawings make no vertical
+edge: table_rules.py). All write the stage's artifacts (documents, blocks, images frames and
+PNGs) to the same folder, and their sha256 must match.
 Results: bench/results/extract_filings.json.
 """
 from __future__ import annotations
@@ -45,19 +48,22 @@ def artifacts_sha(out: Path) -> str:
     return h.hexdigest()
 
 
-def run_once(corpus: Path, out: Path, before: bool) -> dict[str, object]:
-    """One extraction into `out` (emptied first): CPU s, pages, artifacts sha256."""
+def run_once(corpus: Path, out: Path, chars: bool = True, rules: bool = True) -> dict[str, object]:
+    """One extraction into `out` (emptied first): CPU s, pages, artifacts sha256. ``chars``: our
+    character list for find_tables; ``rules``: no table search where no vertical edge can be."""
     shutil.rmtree(out, ignore_errors=True)
     (out / "images").mkdir(parents=True)
-    saved = pdf_mod.fast_table_chars
-    if before:
+    saved = pdf_mod.fast_table_chars, pdf_mod.may_hold_ruled_table
+    if not chars:
         pdf_mod.fast_table_chars = contextlib.nullcontext  # find_tables as PyMuPDF ships it
+    if not rules:
+        pdf_mod.may_hold_ruled_table = lambda rotation, paths: True
     try:
         t = time.process_time()
         result = extract_corpus(corpus, ExtractParams(workers=1), out / "images", progress=False)
         cpu = time.process_time() - t
     finally:
-        pdf_mod.fast_table_chars = saved
+        pdf_mod.fast_table_chars, pdf_mod.may_hold_ruled_table = saved
     documents, blocks, images = to_frames(result)
     for name, df in (("documents", documents), ("blocks", blocks), ("images", images)):
         write_parquet(df, out / f"{name}.parquet")
@@ -98,12 +104,15 @@ def main() -> None:
         if not args.no_corpus2:
             corpora.append(("corpus2", CORPUS2, sorted(p.stem for p in CORPUS2.glob("*.pdf"))))
         for label, corpus, names in corpora:
-            after = run_once(corpus, Path(td) / "out", before=False)
+            after = run_once(corpus, Path(td) / "out")
             row: dict[str, object] = {"files": names, "after": after}
             if not args.no_before:
-                before = run_once(corpus, Path(td) / "out", before=True)
-                row.update(before=before, identical_artifacts=before["sha256"] == after["sha256"],
-                           speedup=round(float(before["cpu_s"]) / max(float(after["cpu_s"]), 1e-9), 2))
+                before = run_once(corpus, Path(td) / "out", chars=False, rules=False)
+                chars = run_once(corpus, Path(td) / "out", rules=False)
+                row.update(before=before, chars=chars,
+                           identical_artifacts=before["sha256"] == chars["sha256"] == after["sha256"],
+                           speedup=round(float(before["cpu_s"]) / max(float(after["cpu_s"]), 1e-9), 2),
+                           speedup_of_rules=round(float(chars["cpu_s"]) / max(float(after["cpu_s"]), 1e-9), 2))
             res["corpora"][label] = row  # type: ignore[index]
             print(label, json.dumps({k: v for k, v in row.items() if k != "files"}), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
