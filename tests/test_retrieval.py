@@ -265,3 +265,56 @@ def test_table_trim_groups_keep_the_best_rows_namesakes_in_other_row_groups(trim
     assert kept.node_ids == ["d:sec1:p3:s2", "d:sec1:p3:s4"]
     assert "| Qwen | 0.009 |" in kept.text and "Llama" not in kept.text
 
+
+
+def test_table_trim_keeps_the_rows_of_the_metrics_line_items_first():
+    """An operating margin needs "Operating income" and "Total revenue"; "Total non-operating income
+    (expense), net" shares more of the question's words than "Operating income" does, and the
+    statement's long caption leaves room for two rows: the line items' rows are kept first."""
+    from stages.core.plan.metrics import operand_items
+
+    md = ("CONSOLIDATED STATEMENTS OF INCOME (In millions, except per share data) Years Ended December 2, "
+          "December 3, November 27,\n| | 2022 | 2021 | 2020 |\n|---|---|---|---|\n| Revenue: | | | |\n"
+          "| Subscription | 16,388 | 14,573 | 11,626 |\n| Total revenue | 17,606 | 15,785 | 12,868 |\n"
+          "| Total operating expenses | 9,343 | 8,118 | 6,909 |\n| Operating income | 6,098 | 5,802 | 4,237 |\n"
+          "| Non-operating income (expense): | | | |\n| Interest expense | (112) | (113) | (116) |\n"
+          "| Total non-operating income (expense), net | (90) | (97) | (61) |\n| Net income | 4,756 | 4,822 | 5,260 |")
+    tree = make_table_tree(md)
+    dense = [[("d:sec1:p3", 0.9)]]
+    question = "Does the company have an improving operating margin profile as of FY2022?"
+    items = operand_items(question)
+    assert [i.key for i in items] == ["operating_income", "revenue"]
+    focus = ({t: 2.0 for t in tokenize("operating margin")}
+             | {t: 1.0 for t in tokenize("operating income total revenue net sales")})
+    by_words = build_context(tree, dense, [], WIDE, focus=focus)[0].text
+    assert "| Total non-operating income (expense), net |" in by_words and "| Operating income |" not in by_words
+    kept = build_context(tree, dense, [], WIDE, focus=focus, items=items)[0].text
+    assert "| Operating income | 6,098 |" in kept and "| Total revenue | 17,606 |" in kept
+    assert "| Revenue: |" not in kept and "| Subscription |" not in kept  # a heading without amounts, a part
+    # a metric whose line items the table does not state trims by words as before
+    other = build_context(tree, dense, [], WIDE, focus=focus, items=operand_items("What is the quick ratio?"))[0]
+    assert other.text == by_words
+
+
+def test_a_line_items_row_is_the_one_with_fewest_words_its_label_lacks():
+    from stages.core.plan.metrics import CAPEX, REVENUE
+    from stages.core.retrieve.table_trim import line_rows
+
+    cells = [["Net revenues:", "", ""], ["Product sales", "2,110", "2,255"],
+             ["In-game, subscription, and other revenues", "4,907", "5,245"], ["Total net revenues", "7,017", "7,500"],
+             ["Cost of revenues", "1,200", "1,300"]]
+    assert line_rows(cells, [REVENUE]) == [3]  # a plural is the same word; a part of revenue is not its total
+    assert line_rows(cells, [CAPEX, REVENUE]) == [3]  # no capex row here: only revenue's
+
+
+def test_revenue_cost_and_depreciation_lines_are_no_capex_lines_and_far_names_are_other_lines():
+    from stages.core.plan.metrics import CAPEX
+    from stages.core.retrieve.table_trim import line_rows
+
+    cells = [["Wireless equipment revenues", "27,210", "23,164"], ["Cost of wireless equipment", "30,496", "25,067"],
+             ["Depreciation and amortization of property and equipment", "17,099", "16,206"],
+             ["Capital expenditures (including capitalized software)", "23,087", "20,286"]]
+    assert line_rows(cells, [CAPEX]) == [3]
+    assert line_rows(cells[:3], [CAPEX]) == []
+    far = [["Property and equipment of the discontinued European wireless segment", "12", "14"]]  # 4 more words
+    assert line_rows(far, [CAPEX]) == []

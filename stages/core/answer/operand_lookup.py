@@ -20,9 +20,8 @@ from dataclasses import replace
 
 from stages.core.answer.line_items import Stated
 from stages.core.answer.metrics import Asked, field_name
-from stages.core.plan.metrics import INVENTORY, PAYABLES, RECEIVABLES, Item
+from stages.core.plan.metrics import INVENTORY, MAX_EXTRA_WORDS, PAYABLES, RECEIVABLES, Item
 
-MAX_EXTRA_WORDS = 3  # "Accounts receivable, net of allowance" is still the receivables line; four more words are another
 _WORDS = re.compile(r"[a-z]+")
 # words that tell no line from another: "Total", "and", "of", ... and the items' own asides
 _NEUTRAL = frozenset("total and of the in by for from to at on or as its our a an".split())

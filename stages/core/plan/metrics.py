@@ -29,6 +29,10 @@ class Item:
     absent_is_zero: bool = False
 
 
+# a row's label with more words the item's own label lacks names another line ("Accounts receivable, net of
+# allowance" is still the receivables line; four more words are another): answer.operand_lookup, retrieve.table_trim
+MAX_EXTRA_WORDS = 3
+
 # a cost, an expense or a balance named after sales is no revenue line ("Cost of sales", "Sales and marketing",
 # "Deferred revenue", "Revenue per available room")
 REVENUE = Item("revenue", "total revenue (net sales)",
@@ -50,7 +54,9 @@ RECEIVABLES = Item("receivables", "accounts receivable, net", r"\breceivables?\b
 CFO = Item("operating_cash_flow", "net cash provided by operating activities",
            r"\boperating activities\b|\bfrom operations\b|\boperating cash flows?\b", size=False)
 CAPEX = Item("capital_expenditure", "purchases of property, plant and equipment (capital expenditure)",
-             r"^(?!.*\b(?:proceeds|dispos(?:als?|itions?)|sales?)\b)"  # money in from selling assets is no capex
+             # money in from selling assets is no capex, nor are the revenue and cost of selling equipment or
+             # its depreciation
+             r"^(?!.*\b(?:proceeds|dispos(?:als?|itions?)|sales?|revenues?|costs? of|depreciation|amortization)\b)"
              r".*(?:\bcapital (?:expenditures?|spending)\b|\bproperty\b|\bequipment\b|\bPP&E\b|\bcapex\b)")
 NET_INCOME = Item("net_income", "net income",
                   r"\bnet (?:income|earnings|profit|loss)\b|\bearnings attributable\b", size=False)
@@ -252,16 +258,19 @@ def named_metric(question: str) -> Metric | None:
     return next((m for m in METRICS if re.search(m.pattern, question, re.IGNORECASE)), None)
 
 
+def operand_items(question: str) -> list[Item]:
+    """The line items the metric (or amount) a question names is computed from, each once; [] for none."""
+    metric = named_metric(question) or named_amount(question)
+    return list(dict.fromkeys(item for item, _ in metric.operands)) if metric else []
+
+
 def operand_names(question: str) -> list[str]:
     """The names statements give each line item the metric a question names is computed from ("quick
     ratio": "cash and cash equivalents", "short-term investments marketable securities", "accounts
     receivable, net", "total current liabilities"), each item once, as words to search rows by; [] when it
     names none. A metric's name is seldom a row of a statement, its operands are; a line item asked by a
     name statements do not print ("capex", "COGS", AMOUNTS) is searched by its line's names too."""
-    metric = named_metric(question) or named_amount(question)
-    if metric is None:
-        return []
-    return list(dict.fromkeys(" ".join(_PUNCT.sub(" ", item.label).split()) for item, _ in metric.operands))
+    return list(dict.fromkeys(" ".join(_PUNCT.sub(" ", item.label).split()) for item in operand_items(question)))
 
 
 _PUNCT = re.compile(r"[()/]")  # a label's aside is other names of its line: "(cost of sales / cost of revenue)"

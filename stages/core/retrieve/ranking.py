@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stages.core.plan.metrics import Item
 from stages.core.retrieve.answer_unit import UNIT_BOOST, holds_unit, unit_pattern
 from stages.core.retrieve.params import Depth
 from stages.core.retrieve.table_trim import trimmed_table
@@ -170,12 +171,14 @@ def build_context(
     depth: Depth,
     answer_unit: str | None = None,
     focus: dict[str, float] | None = None,
+    items: Sequence[Item] = (),
 ) -> list[RetrievedUnit]:
     """Rank, expand, dedup and fuse the hits of one question into budgeted context units.
 
     A keyword hit is (node ids of the unit's text, score): one paragraph or table row,
     or the sentences of a window. `answer_unit` (the questions file's column) drives the unit
-    boost; `focus` (the question's keyword tokens and their idf) drives the table trim."""
+    boost; `focus` (the question's keyword tokens and their idf) and `items` (the line items of the
+    metric it names) drive the table trim."""
     dense_units = []
     for h in rerank(dense_per_query):
         key, ids = _unit_for(tree, h.node_id)
@@ -186,7 +189,7 @@ def build_context(
 
     pattern = unit_pattern(answer_unit)
     if focus:
-        units = [trimmed_table(tree, u, focus) for u in units]
+        units = [trimmed_table(tree, u, focus, items) for u in units]
     if pattern is not None:
         for u in units:
             if holds_unit(u, pattern):

@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from stages.core.embed.embedder import Embedder, EmbeddingCache, embed_texts
 from stages.core.index.store import Index
-from stages.core.plan.metrics import operand_names
+from stages.core.plan.metrics import operand_items, operand_names
 from stages.core.retrieve.params import RETRY_K_FACTOR, Depth, RetrieveParams
 from stages.core.retrieve.ranking import RetrievedUnit, build_context, extend_context
 from stages.core.retrieve.statements import StatementPages, asked_kinds, statement_words_apart
@@ -130,7 +130,8 @@ class Retriever:
         # items ("Total net revenues" for a turnover's revenue, not the "Net revenues" heading over empty cells)
         operands = with_plurals(" ".join(operand_names(queries[0]))) if weights else ""
         focus = self.index.term_weights(f"{queries[0]} {operands}")
-        return build_context(self.tree, dense, keyword, depth, answer_unit, focus)
+        items = operand_items(queries[0]) if weights else []
+        return build_context(self.tree, dense, keyword, depth, answer_unit, focus, items)
 
 
 def retrieve_attempts(retriever: Retriever, queries: list[str], p: RetrieveParams, max_retries: int,

@@ -5,12 +5,19 @@ most question keywords (idf-weighted), in table order: a 1,300-token table of nu
 reader the rows it asks about. Rows as rich in keywords as the best row stay with it past the limit (a model's "before" and "after" rows, both needed for a
 difference), and so do the best row's namesakes in the table's other row groups ("Qwen" and
 "Qwen (After Optimization ...)"). A table whose rows no keyword tells apart stays whole.
+
+When the question names a metric (plan.metrics), each line item it is computed from keeps its row first,
+past the limit: the row with amounts whose name is that line's (``Item.names``), the one with the fewest
+words the item's label lacks (at most MAX_EXTRA_WORDS, as the answer's lookup reads it). Shared words alone would rank "Total non-operating income (expense), net"
+above "Operating income" for an operating margin, and a statement's long caption leaves room for two rows.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from stages.core.index.keywords import tokenize
+from stages.core.plan.metrics import MAX_EXTRA_WORDS, Item
 from stages.core.retrieve.units import RetrievedUnit, count_tokens
 from stages.core.tree.navigate import TreeView
 from stages.core.tree.tables import table_block, table_parts
@@ -18,6 +25,9 @@ from stages.core.tree.tables import table_block, table_parts
 # estimated tokens above which a table is trimmed: a few rows with caption and header fit, so a table
 # no longer than that is sent whole
 TRIM_TABLE_TOKENS = 80
+_WORD = re.compile(r"[a-z]+")
+_NEUTRAL = frozenset("total and of the in by for from to at on or as its our a an net".split())
+_AMOUNT = re.compile(r"\d")
 
 
 def question_keywords(text: str, focus: dict[str, float]) -> set[str]:
@@ -31,10 +41,30 @@ def keyword_gain(text: str, focus: dict[str, float]) -> float:
     return sum(w for t, w in focus.items() if t in found)  # in focus order: ties between rows stay exact
 
 
-def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float]) -> RetrievedUnit:
+def line_rows(cells: Sequence[Sequence[str]], items: Sequence[Item]) -> list[int]:
+    """Per line item, the row (index into `cells`) that states it (see the module docstring), in item order."""
+    out: list[int] = []
+    for item in items:
+        pattern = re.compile(item.names, re.IGNORECASE)
+        own = _stems(item.label)
+        named = [(len(_stems(c[0]) - own - _NEUTRAL), k) for k, c in enumerate(cells)
+                 if c and pattern.search(c[0]) and any(_AMOUNT.search(x) for x in c[1:])]
+        if named and min(named)[0] <= MAX_EXTRA_WORDS and (k := min(named)[1]) not in out:
+            out.append(k)
+    return out
+
+
+def _stems(text: str) -> set[str]:
+    """The words of a label without a plural "s": "Total net revenues" names the "total revenue" line."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+            for w in _WORD.findall(text.lower())}
+
+
+def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float],
+                  items: Sequence[Item] = ()) -> RetrievedUnit:
     """`u` cut to its table's caption, header and the question's rows when it is a whole table longer
     than TRIM_TABLE_TOKENS (see the module docstring); any other unit unchanged. `focus`: the question's
-    keyword tokens and their idf."""
+    keyword tokens and their idf; `items`: the line items of the metric it names."""
     para = u.node_ids[0] if len(u.node_ids) == 1 else None
     if (u.media != "table" or para is None or tree[para].level != "paragraph"
             or count_tokens(u.text) <= TRIM_TABLE_TOKENS):
@@ -46,20 +76,25 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float]) -> 
     gains = [keyword_gain(" ".join(c), focus) for c in cells]
     if max(gains) <= min(gains):
         return u
-    keep: list[int] = []
+    keep = line_rows(cells, items)
+    best: int | None = None  # the row with the most keywords
     for k in sorted(range(len(rows)), key=lambda k: (-gains[k], k)):
         if gains[k] <= 0:
             break
+        if k in keep:
+            best = k if best is None else best
+            continue
         text = table_block(tree[para].text, sorted([*keep, k]))
-        tied = bool(keep) and gains[k] == gains[keep[0]]
+        tied = best is not None and gains[k] == gains[best]
         if keep and not tied and count_tokens(text) > TRIM_TABLE_TOKENS:
             break
         keep.append(k)
+        best = k if best is None else best
     if not keep:
         return u
-    if cells[keep[0]]:
+    if best is not None and cells[best]:
         # the best row's namesakes in the table's other row groups join it: a change between the groups needs both
-        name = _ungrouped(cells[keep[0]][0])
+        name = _ungrouped(cells[best][0])
         keep += [k for k, c in enumerate(cells) if k not in keep and c and name and _ungrouped(c[0]) == name]
     u.node_ids = [rows[k] for k in sorted(keep)]
     u.text = table_block(tree[para].text, sorted(keep))
