@@ -318,3 +318,18 @@ def test_revenue_cost_and_depreciation_lines_are_no_capex_lines_and_far_names_ar
     assert line_rows(cells[:3], [CAPEX]) == []
     far = [["Property and equipment of the discontinued European wireless segment", "12", "14"]]  # 4 more words
     assert line_rows(far, [CAPEX]) == []
+
+
+def test_a_header_split_into_the_body_stays_with_the_line_items_rows():
+    from stages.core.plan.metrics import NET_INCOME, REVENUE
+    from stages.core.retrieve.table_trim import line_rows, period_rows
+
+    cells = [["Fiscal Years Ended January 28, 2017 January 30, 2016 January", "", "31,", "2015"],
+             ["Revenue", "39,403", "39,528", "40,339"], ["Gross profit", "9,440", "9,191", "9,047"],
+             ["Net earnings", "1,228", "897", "1,233"], ["Restated in 2016", "12", "", ""]]
+    assert period_rows(cells) == [0]  # the years above the first amount; none below it
+    assert line_rows(cells, [NET_INCOME, REVENUE]) == [3, 1]
+    # net income is the bottom line: the continuing operations' part of it is another line
+    assert line_rows([["Net earnings from continuing operations", "1,207", "807"]], [NET_INCOME]) == []
+    assert period_rows([["2022", "2021"], ["Revenue", "17,606", "15,785"]]) == [0]
+    assert period_rows([["Revenue", "17,606", "15,785"]]) == []

@@ -58,8 +58,9 @@ CAPEX = Item("capital_expenditure", "purchases of property, plant and equipment 
              # its depreciation
              r"^(?!.*\b(?:proceeds|dispos(?:als?|itions?)|sales?|revenues?|costs? of|depreciation|amortization)\b)"
              r".*(?:\bcapital (?:expenditures?|spending)\b|\bproperty\b|\bequipment\b|\bPP&E\b|\bcapex\b)")
-NET_INCOME = Item("net_income", "net income",
-                  r"\bnet (?:income|earnings|profit|loss)\b|\bearnings attributable\b", size=False)
+# the bottom line: net income from continuing operations is a part of it, without the discontinued ones
+NET_INCOME = Item("net_income", "net income", r"^(?!.*\bcontinuing operations\b)"
+                  r".*(?:\bnet (?:income|earnings|profit|loss)\b|\bearnings attributable\b)", size=False)
 OPERATING_INCOME = Item("operating_income", "operating income",
                         r"(?<!non-)(?<!non )\boperating (?:income|profit|earnings|loss)\b|"
                         r"\b(?:income|earnings|profit) from operations\b",

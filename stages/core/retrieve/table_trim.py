@@ -8,8 +8,10 @@ difference), and so do the best row's namesakes in the table's other row groups 
 
 When the question names a metric (plan.metrics), each line item it is computed from keeps its row first,
 past the limit: the row with amounts whose name is that line's (``Item.names``), the one with the fewest
-words the item's label lacks (at most MAX_EXTRA_WORDS, as the answer's lookup reads it). Shared words alone would rank "Total non-operating income (expense), net"
-above "Operating income" for an operating margin, and a statement's long caption leaves room for two rows.
+words the item's label lacks (at most MAX_EXTRA_WORDS, as the answer's lookup reads it), after the rows
+that state the columns' periods where the PDF split the header into the table's body. Shared words alone
+would rank "Total non-operating income (expense), net" above "Operating income" for an operating margin,
+and a statement's long caption leaves room for two rows.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ TRIM_TABLE_TOKENS = 80
 _WORD = re.compile(r"[a-z]+")
 _NEUTRAL = frozenset("total and of the in by for from to at on or as its our a an net".split())
 _AMOUNT = re.compile(r"\d")
+_INTEGER = re.compile(r"\d+")
 
 
 def question_keywords(text: str, focus: dict[str, float]) -> set[str]:
@@ -54,6 +57,22 @@ def line_rows(cells: Sequence[Sequence[str]], items: Sequence[Item]) -> list[int
     return out
 
 
+def period_rows(cells: Sequence[Sequence[str]]) -> list[int]:
+    """The rows above the first amount that state the columns' periods: a header the PDF's table split into body
+    rows ("| Fiscal Years Ended January 28, 2017 January 30, 2016 January | | 31, | 2015 |"): without it the
+    line items' amounts have no years."""
+    out: list[int] = []
+    for k, c in enumerate(cells):
+        numbers = [int(n) for n in _INTEGER.findall(" ".join(c).replace(",", " "))]
+        if not numbers:
+            continue
+        if not all(n <= 31 or 1900 <= n <= 2100 for n in numbers):
+            break
+        if any(n >= 1900 for n in numbers):
+            out.append(k)
+    return out
+
+
 def _stems(text: str) -> set[str]:
     """The words of a label without a plural "s": "Total net revenues" names the "total revenue" line."""
     return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
@@ -76,7 +95,8 @@ def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float],
     gains = [keyword_gain(" ".join(c), focus) for c in cells]
     if max(gains) <= min(gains):
         return u
-    keep = line_rows(cells, items)
+    keep = period_rows(cells) if items else []
+    keep += [k for k in line_rows(cells, items) if k not in keep]
     best: int | None = None  # the row with the most keywords
     for k in sorted(range(len(rows)), key=lambda k: (-gains[k], k)):
         if gains[k] <= 0:
