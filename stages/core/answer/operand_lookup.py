@@ -20,22 +20,11 @@ from dataclasses import replace
 
 from stages.core.answer.line_items import Stated
 from stages.core.answer.metrics import Asked, field_name
-from stages.core.plan.metrics import INVENTORY, MAX_EXTRA_WORDS, PAYABLES, RECEIVABLES, Item
+from stages.core.plan.metrics import INVENTORY, MAX_EXTRA_WORDS, PAYABLES, RECEIVABLES, Item, extra_words, stems
 
 _WORDS = re.compile(r"[a-z]+")
-# words that tell no line from another: "Total", "and", "of", ... and the items' own asides
-_NEUTRAL = frozenset("total and of the in by for from to at on or as its our a an".split())
 # a balance "at beginning of period" in a year's column is the year before's closing balance
 _OPENING = re.compile(r"\bbeginning\b|\bopening\b", re.IGNORECASE)
-
-
-def _stems(text: str) -> set[str]:
-    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORDS.findall(text.lower())} - _NEUTRAL
-
-
-def extra_words(label: str, item: Item) -> int:
-    """How many words of a row's label the item's own label does not have."""
-    return len(_stems(label) - _stems(item.label))
 
 
 def own_words(label: str) -> str:
@@ -74,7 +63,7 @@ def row_amount(item: Item, year: int, stated: Sequence[Stated]) -> Stated | None
     if best > MAX_EXTRA_WORDS:
         return None
     closest = [(s, own) for (s, own), e in zip(rows, extra, strict=True) if e == best]
-    missing = [len(_stems(item.label) - _stems(own)) for _, own in closest]  # "net" PP&E over the gross line
+    missing = [len(stems(item.label) - stems(own)) for _, own in closest]  # "net" PP&E over the gross line
     closest = [(s, own) for (s, own), m in zip(closest, missing, strict=True) if m == min(missing)]
     if len({(s.value, s.negative, s.scale) for s, _ in closest}) > 1:
         return None

@@ -11,7 +11,7 @@ Why these choices:
   a text page and walks every character of it in Python for each cell, ~4 s per table on
   a real 10-K page; the same characters, the same overlap test, the same order give the
   same strings (bench/extract_speed.py checks it on real PDFs);
-- the table search only where it can find something (find_table's character pass costs ~0.1 s
+- the table search only where it can find something (find_tables' character pass costs ~0.1 s
   on any text page): not on a page whose drawings make no vertical edge (table_rules.py), nor
   on one with more than ``TABLE_MAX_DRAWINGS`` paths (its cost grows with them); its
   character list comes from table_chars.py (the same list, ~40% less CPU).

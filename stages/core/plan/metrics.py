@@ -32,6 +32,19 @@ class Item:
 # a row's label with more words the item's own label lacks names another line ("Accounts receivable, net of
 # allowance" is still the receivables line; four more words are another): answer.operand_lookup, retrieve.table_trim
 MAX_EXTRA_WORDS = 3
+_WORDS = re.compile(r"[a-z]+")
+# words that tell no line from another: "Total", "and", "of", ... and the items' own asides
+_NEUTRAL = frozenset("total and of the in by for from to at on or as its our a an".split())
+
+
+def stems(text: str) -> set[str]:
+    """A label's words that tell lines apart, without a plural "s" ("Total net revenues": net, revenue)."""
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORDS.findall(text.lower())} - _NEUTRAL
+
+
+def extra_words(label: str, item: Item) -> int:
+    """How many words of a row's label the item's own label does not have."""
+    return len(stems(label) - stems(item.label))
 
 # a cost, an expense or a balance named after sales is no revenue line ("Cost of sales", "Sales and marketing",
 # "Deferred revenue", "Revenue per available room")

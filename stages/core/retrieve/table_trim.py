@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 
 from stages.core.index.keywords import tokenize
-from stages.core.plan.metrics import MAX_EXTRA_WORDS, Item
+from stages.core.plan.metrics import MAX_EXTRA_WORDS, Item, extra_words
 from stages.core.retrieve.units import RetrievedUnit, count_tokens
 from stages.core.tree.navigate import TreeView
 from stages.core.tree.tables import table_block, table_parts
@@ -27,8 +27,6 @@ from stages.core.tree.tables import table_block, table_parts
 # estimated tokens above which a table is trimmed: a few rows with caption and header fit, so a table
 # no longer than that is sent whole
 TRIM_TABLE_TOKENS = 80
-_WORD = re.compile(r"[a-z]+")
-_NEUTRAL = frozenset("total and of the in by for from to at on or as its our a an net".split())
 _AMOUNT = re.compile(r"\d")
 _INTEGER = re.compile(r"\d+")
 
@@ -49,8 +47,7 @@ def line_rows(cells: Sequence[Sequence[str]], items: Sequence[Item]) -> list[int
     out: list[int] = []
     for item in items:
         pattern = re.compile(item.names, re.IGNORECASE)
-        own = _stems(item.label)
-        named = [(len(_stems(c[0]) - own - _NEUTRAL), k) for k, c in enumerate(cells)
+        named = [(extra_words(c[0], item), k) for k, c in enumerate(cells)
                  if c and pattern.search(c[0]) and any(_AMOUNT.search(x) for x in c[1:])]
         if named and min(named)[0] <= MAX_EXTRA_WORDS and (k := min(named)[1]) not in out:
             out.append(k)
@@ -71,12 +68,6 @@ def period_rows(cells: Sequence[Sequence[str]]) -> list[int]:
         if any(n >= 1900 for n in numbers):
             out.append(k)
     return out
-
-
-def _stems(text: str) -> set[str]:
-    """The words of a label without a plural "s": "Total net revenues" names the "total revenue" line."""
-    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
-            for w in _WORD.findall(text.lower())}
 
 
 def trimmed_table(tree: TreeView, u: RetrievedUnit, focus: dict[str, float],
