@@ -49,7 +49,8 @@ def line_rows(cells: Sequence[Sequence[str]], items: Sequence[Item]) -> list[int
         pattern = re.compile(item.names, re.IGNORECASE)
         named = [(extra_words(c[0], item), k) for k, c in enumerate(cells)
                  if c and pattern.search(c[0]) and any(_AMOUNT.search(x) for x in c[1:])]
-        if named and min(named)[0] <= MAX_EXTRA_WORDS and (k := min(named)[1]) not in out:
+        fewest, k = min(named, default=(MAX_EXTRA_WORDS + 1, -1))
+        if fewest <= MAX_EXTRA_WORDS and k not in out:
             out.append(k)
     return out
 
