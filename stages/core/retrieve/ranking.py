@@ -9,8 +9,7 @@ For one question and its planner queries:
 4. tree dedup: a unit whose ancestor is already in the list is merged into it;
 5. BM25 units (paragraphs, table rows, sentence windows of long paragraphs) fused with the dense
    list by weighted reciprocal rank fusion;
-6. a long table cut to the rows the question asks about (table_trim.py), a lead-in ("... as follows:")
-   followed by what it announces (lead_in.py), and units that hold a number
+6. a long table cut to the rows the question asks about (table_trim.py), and units that hold a number
    in the question's answer unit (or are a table row of a unit-bearing question) scoring
    x(1 + UNIT_BOOST) (answer_unit.py);
 7. `top_k_final` units, then a hard `max_context_tokens` budget that ends the context at the first
@@ -25,7 +24,6 @@ import numpy as np
 
 from stages.core.plan.metrics import Item
 from stages.core.retrieve.answer_unit import UNIT_BOOST, holds_unit, unit_pattern
-from stages.core.retrieve.lead_in import SEQUEL, with_sequels
 from stages.core.retrieve.params import Depth
 from stages.core.retrieve.table_trim import trimmed_table
 from stages.core.retrieve.units import RetrievedUnit, count_tokens
@@ -190,11 +188,8 @@ def build_context(
     units = _fuse(dense_units, kw_units, tree)
 
     pattern = unit_pattern(answer_unit)
-
-    def trim(u: RetrievedUnit) -> RetrievedUnit:
-        return trimmed_table(tree, u, focus, items) if focus else u
-
-    units = with_sequels(tree, [trim(u) for u in units], trim)
+    if focus:
+        units = [trimmed_table(tree, u, focus, items) for u in units]
     if pattern is not None:
         for u in units:
             if holds_unit(u, pattern):
@@ -217,8 +212,7 @@ def _cut(text: str, budget: int) -> str:
 
 def _fill_budget(units: list[RetrievedUnit], depth: Depth) -> list[RetrievedUnit]:
     """The first `top_k_final` units that fit `max_context_tokens`, in rank order: the first unit that
-    does not fit ends the context, so a context is always a prefix of the ranking (a lead-in's sequel that
-    does not fit is skipped instead)."""
+    does not fit ends the context, so a context is always a prefix of the ranking."""
     out: list[RetrievedUnit] = []
     used = 0
     for u in units:
@@ -230,8 +224,6 @@ def _fill_budget(units: list[RetrievedUnit], depth: Depth) -> list[RetrievedUnit
                 u.text = _cut(u.text, depth.max_context_tokens)
                 u.n_tokens = count_tokens(u.text)
                 out.append(u)
-            elif u.source == SEQUEL:
-                continue  # a lead-in's sequel that does not fit is left out; the ranking goes on
             break
         out.append(u)
         used += u.n_tokens
