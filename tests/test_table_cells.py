@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pymupdf
 import pytest
+from extract_helpers import draw_ruled_grid
 
 from stages.core.extract.pdf import PageChars, find_page_tables, read_table_cells
 
@@ -17,14 +18,7 @@ def page():
     doc = pymupdf.open()
     p = doc.new_page()
     p.insert_text((54, 60), "Consolidated statements of cash flows, in millions.", fontsize=10)
-    xs, ys = [54, 300, 400, 500], [80 + 20 * r for r in range(len(ROWS) + 1)]
-    for y in ys:
-        p.draw_line((xs[0], y), (xs[-1], y))
-    for x in xs:
-        p.draw_line((x, ys[0]), (x, ys[-1]))
-    for r, row in enumerate(ROWS):
-        for c, cell in enumerate(row):
-            p.insert_text((xs[c] + 3, ys[r] + 14), cell, fontsize=9)
+    ys = draw_ruled_grid(p, ROWS, [54, 300, 400, 500])
     p.insert_text((400 - 6, ys[-1] + 30), "overhang", fontsize=9)  # below the table: no cell
     p.insert_text((54, ys[-1] + 50), "Text after the table.", fontsize=10)
     yield p

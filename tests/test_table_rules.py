@@ -10,6 +10,7 @@ import random
 
 import pymupdf
 import pytest
+from extract_helpers import draw_ruled_grid
 
 from stages.core.extract.pdf import find_page_tables
 from stages.core.extract.table_rules import may_hold_ruled_table
@@ -57,14 +58,7 @@ def test_a_statement_with_horizontal_rules_skips_the_search_and_loses_nothing(do
 
 def test_a_ruled_grid_is_searched_and_found(doc):
     page = doc.new_page()
-    xs, ys = [54, 300, 400, 500], [80 + 20 * r for r in range(len(LINES) + 1)]
-    for y in ys:
-        page.draw_line((xs[0], y), (xs[-1], y))
-    for x in xs:
-        page.draw_line((x, ys[0]), (x, ys[-1]))
-    for r, row in enumerate(LINES):
-        for c, cell in enumerate(row):
-            page.insert_text((xs[c] + 3, ys[r] + 14), cell, fontsize=9)
+    draw_ruled_grid(page, LINES, [54, 300, 400, 500])
     assert may_hold_ruled_table(page.rotation, page.get_cdrawings())
     (table,), skipped = find_page_tables(page)
     assert not skipped and table.row_count == len(LINES) and table.col_count == 3
