@@ -112,3 +112,31 @@ def test_missing_weights_are_named(tmp_path: Path) -> None:
 
     with pytest.raises(FileNotFoundError, match=r"model\.safetensors"):
         onnx_model_file(tmp_path, int8=False, folder=tmp_path / "out")
+
+
+def test_local_engine_embeds_with_a_pool_of_one_thread_processes_and_the_same_vectors(
+        onnx_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from stages.core.embed.pooled import PooledEmbedder, engine_embedder
+    from stages.core.engine.local import LocalEngine
+    from stages.core.llm.params import LLMParams
+    from stages.core.llm.retry import RetryPolicy
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # the same pool on any machine
+
+    for backend in ("onnx", "onnx_int8"):
+        params = EmbedParams(backend=backend, batch_size=2)  # runs of 16 texts: several per call, both processes
+        alone = make_embedder(params)
+        engine = LocalEngine()
+        try:
+            pooled = engine_embedder(engine, params, "OPENAI_API_KEY", RetryPolicy.from_params(LLMParams()))
+            assert isinstance(pooled, PooledEmbedder) and pooled.pool.size == 2
+            assert pooled.name == alone.name and pooled.dim == alone.dim
+            assert pooled.pool.attr("threads") == 1 and alone.threads == 0
+            texts = TEXTS * 5
+            assert np.array_equal(pooled.embed(texts), alone.embed(texts)), backend
+        finally:
+            engine.close()
+    # one process when the user names the threads, or for torch
+    assert not isinstance(engine_embedder(LocalEngine(), EmbedParams(threads=2), "K", None), PooledEmbedder)

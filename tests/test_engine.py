@@ -46,3 +46,25 @@ def test_local_engine_imports_no_ray() -> None:
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "[]"
+
+
+def test_local_pool_holds_one_object_per_process_and_maps_in_order() -> None:
+    from functools import partial
+
+    with open_engine({"engine": "local"}) as engine:
+        pool = engine.pool(partial(list, ["a", "b", "c"]), size=2)
+        assert pool.size == 2 and pool.attr("__len__")() == 3
+        seen: list[int] = []
+        assert pool.map("index", ["c", "a", "b", "a"], seen.append) == [2, 0, 1, 0] == seen
+        with pytest.raises(ValueError, match="'z' is not in list"):  # the object's own error, not a hang
+            pool.map("index", ["a", "z"])
+    assert not engine._pools  # the engine stopped its pool on leaving
+
+
+def test_local_pool_whose_object_cannot_be_built_names_the_pool() -> None:
+    from functools import partial
+
+    with open_engine({"engine": "local"}) as engine:
+        pool = engine.pool(partial(int, "not a number"), size=1)
+        with pytest.raises(RuntimeError, match="engine local: a process of the pool died or could not build"):
+            pool.map("bit_length", [1])

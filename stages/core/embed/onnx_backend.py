@@ -109,6 +109,7 @@ class OnnxEmbedder:
 
         self.name = name
         self.batch_size = 1 if int8 else batch_size
+        self.threads = threads
         cfg = model_dir / "sentence_bert_config.json"
         self.max_seq_length = int(json.loads(cfg.read_text())["max_seq_length"]) if cfg.is_file() else 256
         self._tok = AutoTokenizer.from_pretrained(str(model_dir))

@@ -21,6 +21,21 @@ class Engine(Protocol):
 class LocalEngine:
     kind = "local"
 
+    def __init__(self) -> None:
+        self._pools: list[Any] = []
+
+    def pool(self, factory: Callable[[], Any], size: int | None = None) -> Any:
+        """``size`` processes on this machine (default one per CPU), each holding ``factory()`` (built once per
+        process), stopped by `close()`."""
+        from stages.core.engine.process_pool import ProcessPool
+
+        self._pools.append(ProcessPool(factory, size or os.cpu_count() or 1))
+        return self._pools[-1]
+
+    def close(self) -> None:
+        while self._pools:
+            self._pools.pop().close()
+
     def map(self, fn: Callable[[Any], Any], items: Sequence[Any],
             on_done: Callable[[Any], None] | None = None) -> list[Any]:
         out = []
@@ -49,7 +64,11 @@ def open_engine(params: dict[str, Any], env: Sequence[str] = ()) -> Iterator[Any
     environment variables the cluster's workers need (an API key's), passed to them with every TREERAG_* one."""
     ep = engine_params(params)
     if ep.kind == "local":
-        yield LocalEngine()
+        local = LocalEngine()
+        try:
+            yield local
+        finally:
+            local.close()
         return
     from stages.core.engine.ray_engine import RayEngine
 
