@@ -32,9 +32,8 @@ def _attr(name: str) -> Any:
 class ProcessPool:
     """``size`` processes, each holding ``factory()``; `close()` (or the engine's) stops them."""
 
-    def __init__(self, factory: Callable[[], Any], size: int, what: str = "pool") -> None:
+    def __init__(self, factory: Callable[[], Any], size: int) -> None:
         self.size = max(1, size)
-        self.what = what
         self._ex = ProcessPoolExecutor(self.size, mp_context=mp.get_context("spawn"), initializer=_build,
                                        initargs=(factory,))
 
@@ -42,7 +41,7 @@ class ProcessPool:
         try:
             return future.result()
         except BrokenProcessPool as e:
-            raise RuntimeError(f"engine local: a process of the {self.what} died or could not build its object "
+            raise RuntimeError("engine local: a process of the pool died or could not build its object "
                                f"(its error is printed above): {e}") from e
 
     def attr(self, name: str) -> Any:
