@@ -135,7 +135,8 @@ def test_local_engine_embeds_with_a_pool_of_one_thread_processes_and_the_same_ve
             assert pooled.name == alone.name and pooled.dim == alone.dim
             assert pooled.pool.attr("threads") == 1 and alone.threads == 0
             texts = TEXTS * 5
-            assert np.array_equal(pooled.embed(texts), alone.embed(texts)), backend
+            # one thread against the runtime's default: equal up to float rounding on any CPU (byte-equal on ours)
+            assert np.allclose(pooled.embed(texts), alone.embed(texts), rtol=0, atol=1e-6), backend
         finally:
             engine.close()
     # one process when the user names the threads, or for torch
